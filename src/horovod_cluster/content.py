@@ -1,0 +1,38 @@
+"""Where the Ansible content (site.yml, playbooks, roles, plugins, ansible.cfg) lives.
+
+Inside a checkout the checkout's own content is used, so edits take effect at once;
+an installed wheel carries a copy under horovod_cluster/content.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def content_dir() -> Path:
+    """The folder holding site.yml; HOROVOD_CLUSTER_CONTENT overrides."""
+    override = os.environ.get("HOROVOD_CLUSTER_CONTENT")
+    if override:
+        return Path(override).resolve()
+    checkout = _PACKAGE_DIR.parent.parent  # src/horovod_cluster -> repository root
+    if (checkout / "site.yml").is_file() and (checkout / "roles").is_dir():
+        return checkout
+    return _PACKAGE_DIR / "content"
+
+
+def is_checkout(path: Path | None = None) -> bool:
+    path = path or content_dir()
+    return (path / "pyproject.toml").is_file()
+
+
+def cache_dir() -> Path:
+    """Images, the sandbox's keys, fact cache, built wheels: kept outside any checkout."""
+    path = Path(os.environ.get("HOROVOD_CLUSTER_CACHE", Path.home() / ".cache" / "horovod-cluster"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def sandbox_file(name: str) -> Path:
+    return _PACKAGE_DIR / "sandbox_files" / name
