@@ -98,9 +98,13 @@ class Host:
 class Sandbox:
     """`up`, `down`, `status` of the local cluster, and the image builds behind it."""
 
-    def __init__(self, *, prefix: str = "hvc-node", inventory_dir: Path | None = None,
-                 state_dir: Path | None = None, progress: Progress = _quiet):
+    def __init__(self, *, prefix: str = "hvc-node", network: str = NETWORK,
+                 inventory_dir: Path | None = None, state_dir: Path | None = None,
+                 progress: Progress = _quiet):
         self.prefix = prefix
+        # Hosts carry the network's name as label value: status/down touch only this sandbox.
+        self.network = network
+        self.label = f"{LABEL}={network}"
         self.progress = progress
         self.state_dir = state_dir or cache_dir() / "sandbox"
         self.image_dir = cache_dir() / "images"
@@ -195,9 +199,9 @@ class Sandbox:
                   "-f", str(self.key_file)])
 
     def _ensure_network(self) -> None:
-        if _podman("network", "exists", NETWORK, check=False).returncode != 0:
-            self.progress(f"creating podman network {NETWORK}")
-            _podman("network", "create", "--label", f"{LABEL}=1", NETWORK)
+        if _podman("network", "exists", self.network, check=False).returncode != 0:
+            self.progress(f"creating podman network {self.network}")
+            _podman("network", "create", "--label", self.label, self.network)
 
     def host_names(self, count: int, arm64: int) -> list[tuple[str, str]]:
         names = [(f"{self.prefix}{i}", "amd64") for i in range(1, count + 1)]
@@ -214,8 +218,8 @@ class Sandbox:
             _podman("start", name)
             return True
         self.progress(f"creating {name} ({arch})")
-        _podman("run", "-d", "--name", name, "--hostname", name, "--network", NETWORK,
-                "--arch", arch, "--label", f"{LABEL}=1", "--shm-size=1g", "--stop-timeout=1",
+        _podman("run", "-d", "--name", name, "--hostname", name, "--network", self.network,
+                "--arch", arch, "--label", self.label, "--shm-size=1g", "--stop-timeout=1",
                 "--systemd=always", node_image(arch))
         key = self.key_file.with_suffix(".pub").read_text()
         subprocess.run(["podman", "exec", "-i", name, "sh", "-c",
@@ -226,7 +230,7 @@ class Sandbox:
     def _address(self, name: str) -> str:
         data = json.loads(_podman("container", "inspect", name).stdout)[0]
         networks = data["NetworkSettings"].get("Networks") or {}
-        return (networks.get(NETWORK) or {}).get("IPAddress", "")
+        return (networks.get(self.network) or {}).get("IPAddress", "")
 
     def _scan_host_keys(self, hosts: list[Host], timeout: float = 60) -> None:
         """Record each host's real ed25519 key (sshd may still be starting: wait for it)."""
@@ -265,7 +269,7 @@ class Sandbox:
     def status(self) -> list[Host]:
         if shutil.which("podman") is None:
             return []
-        listing = _podman("ps", "-a", "--filter", f"label={LABEL}", "--format", "json")
+        listing = _podman("ps", "-a", "--filter", f"label={self.label}", "--format", "json")
         hosts = []
         for entry in json.loads(listing.stdout or "[]"):
             name = entry["Names"][0]
@@ -278,8 +282,8 @@ class Sandbox:
         removed = [host.name for host in self.status()]
         if removed:
             _podman("rm", "-f", "-t", "1", *removed)
-        if _podman("network", "exists", NETWORK, check=False).returncode == 0:
-            _podman("network", "rm", "-f", NETWORK)
+        if _podman("network", "exists", self.network, check=False).returncode == 0:
+            _podman("network", "rm", "-f", self.network)
         if images:
             for arch in ARCHES:
                 for image in (node_image(arch), base_image(arch)):
