@@ -1,3 +1,10 @@
 """horovod-cluster: provision and check a Horovod cluster with Ansible, driven from Python."""
+from .cluster import Cluster, UsageError
+from .results import CheckReport, Finding, HostResult, PlanResult, RolloutResult, TaskFailure
+from .runner import InventoryError
+
 __version__ = "0.1.0"
-__all__ = ["__version__"]
+__all__ = [
+    "CheckReport", "Cluster", "Finding", "HostResult", "InventoryError", "PlanResult",
+    "RolloutResult", "TaskFailure", "UsageError", "__version__",
+]

@@ -23,6 +23,15 @@ def sandbox() -> None:
     """A local cluster of real Debian hosts (podman containers reached over SSH)."""
 
 
+def _progress_sandbox(status) -> Sandbox:
+    """On a terminal a live status line shows every build line; in CI logs, one line per step."""
+    if console.is_terminal:
+        def show(line: str) -> None:
+            status.update(f"[bold]sandbox[/] {line[:110]}")
+        return Sandbox(progress=show, output=show)
+    return Sandbox(progress=lambda line: console.print(f"sandbox: {line}"))
+
+
 def _hosts_table(hosts) -> Table:
     table = Table("host", "arch", "state", "address")
     for host in hosts:
@@ -38,7 +47,7 @@ def _hosts_table(hosts) -> Table:
 def sandbox_up(count: int, arm64: int) -> None:
     """Build the images if missing, start the hosts, write inventories/sandbox."""
     with console.status("sandbox up") as status:
-        box = Sandbox(progress=lambda line: status.update(f"[bold]sandbox up[/] {line[:110]}"))
+        box = _progress_sandbox(status)
         try:
             hosts = box.up(count=count, arm64=arm64)
         except SandboxError as err:
@@ -53,7 +62,7 @@ def sandbox_up(count: int, arm64: int) -> None:
 def sandbox_build(arches) -> None:
     """Build the sandbox images only (molecule scenarios use them)."""
     with console.status("building images") as status:
-        box = Sandbox(progress=lambda line: status.update(f"[bold]build[/] {line[:110]}"))
+        box = _progress_sandbox(status)
         try:
             box.check_tools()
             box.configure_podman()

@@ -100,8 +100,10 @@ class Sandbox:
 
     def __init__(self, *, prefix: str = "hvc-node", network: str = NETWORK,
                  inventory_dir: Path | None = None, state_dir: Path | None = None,
-                 progress: Progress = _quiet):
+                 progress: Progress = _quiet, output: Progress = _quiet):
+        """`progress` gets one line per step; `output` every line the build commands print."""
         self.prefix = prefix
+        self.output = output
         # Hosts carry the network's name as label value: status/down touch only this sandbox.
         self.network = network
         self.label = f"{LABEL}={network}"
@@ -159,7 +161,7 @@ class Sandbox:
             self.progress(f"building {node_image(arch)} (systemd, sshd, python3)")
             _run(["podman", "build", "--arch", arch, "--build-arg", f"BASE={base_image(arch)}",
                   "-t", node_image(arch), "-f", str(sandbox_file("Containerfile")),
-                  str(sandbox_file("Containerfile").parent)], progress=self.progress)
+                  str(sandbox_file("Containerfile").parent)], progress=self.output)
             built.append(node_image(arch))
         return built
 
@@ -172,7 +174,7 @@ class Sandbox:
             rootfs.mkdir(parents=True)
             self.progress(f"debootstrap {SUITE} {arch} (minutes; {'slower under qemu' if arch != native_arch() else 'about 1 min'})")
             _run(["debootstrap", "--variant=minbase", f"--arch={arch}", SUITE, str(rootfs), MIRROR],
-                 progress=self.progress)
+                 progress=self.output)
             partial = tarball.with_suffix(".tar.partial")
             with tarfile.open(partial, "w") as tar:
                 tar.add(str(rootfs), arcname=".")
@@ -181,7 +183,7 @@ class Sandbox:
         self.progress(f"podman import {base_image(arch)}")
         with tarball.open("rb") as stream:
             _run(["podman", "import", "--arch", arch, "--change", "CMD=/bin/bash", "-", base_image(arch)],
-                 progress=self.progress, stdin=stream)
+                 progress=self.output, stdin=stream)
 
     # ---- hosts ---------------------------------------------------------------------------
     @property
