@@ -1,0 +1,207 @@
+"""The `Cluster` API: plan, rollout, retry and check a cluster described by an inventory.
+
+Data flows one way: `Cluster` -> `Runner` (ansible-runner) -> playbooks and roles; results
+come back only as runner events and the `set_stats` data the playbooks publish.
+"""
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .content import cache_dir, content_dir as default_content_dir
+from .results import CheckReport, PlanResult, Result, RolloutResult, from_json
+from .runner import DEFAULT_KEEP, EventCallback, InventoryError, Runner, load_inventory
+
+LAST_RUN = "last-run.json"  # any result, for `report`
+LAST_ROLLOUT = "last-rollout.json"  # the last rollout or retry, for `retry_failed`
+_SERIAL = re.compile(r"^([1-9][0-9]*|([1-9][0-9]?|100)%)$")
+
+
+class UsageError(ValueError):
+    """A bad argument (unknown host in limit, bad serial); nothing was run."""
+
+
+def check_serial(value: int | str | None) -> str | None:
+    """ansible's `serial`: a positive number or a percentage (1-100%), or a list of them."""
+    if value is None:
+        return None
+    parts = [p.strip() for p in str(value).split(",")]
+    if not all(_SERIAL.match(p) for p in parts):
+        raise UsageError(f"bad serial {value!r}: expected a positive number or a percentage like 30%")
+    return ",".join(parts)
+
+
+class Cluster:
+    """A cluster described by an Ansible inventory (a file, a folder, or several of them).
+
+    >>> cluster = Cluster("inventories/sandbox")
+    >>> cluster.rollout().ok
+    """
+
+    def __init__(
+        self,
+        inventory: str | Path | Sequence[str | Path],
+        *,
+        content_dir: str | Path | None = None,
+        artifacts_dir: str | Path | None = None,
+        extravars: dict[str, Any] | None = None,
+        forks: int | None = None,
+        keep_runs: int = DEFAULT_KEEP,
+        verbosity: int = 0,
+        on_event: EventCallback | None = None,
+    ) -> None:
+        sources = [inventory] if isinstance(inventory, (str, Path)) else list(inventory)
+        self.content_dir = Path(content_dir).resolve() if content_dir else default_content_dir()
+        # A relative inventory is looked up in the working folder, then in the content folder
+        # (so the README's Cluster("inventories/sandbox") works from a checkout or anywhere).
+        self.inventory = [self._resolve_inventory(Path(s)) for s in sources]
+        self.artifacts_dir = Path(artifacts_dir).resolve() if artifacts_dir else cache_dir() / "runs"
+        self.extravars = dict(extravars or {})
+        self.forks = forks
+        self.verbosity = verbosity
+        self.on_event = on_event
+        self.runner = Runner(self.content_dir, self.artifacts_dir, keep=keep_runs)
+        self._inventory_data: dict[str, Any] | None = None
+        self.last: Result | None = None
+        self.last_rollout: RolloutResult | None = None
+
+    def _resolve_inventory(self, path: Path) -> Path:
+        if path.is_absolute() or path.exists() or not (self.content_dir / path).exists():
+            return path.resolve()
+        return (self.content_dir / path).resolve()
+
+    # -- inventory --------------------------------------------------------------------------
+    def inventory_data(self) -> dict[str, Any]:
+        """`ansible-inventory --list` of this cluster; raises InventoryError."""
+        if self._inventory_data is None:
+            self._inventory_data = load_inventory(self.inventory, self.content_dir)
+        return self._inventory_data
+
+    def hosts(self) -> list[str]:
+        return sorted(self.inventory_data().get("_meta", {}).get("hostvars", {}).keys() | self._grouped_hosts())
+
+    def groups(self) -> list[str]:
+        return sorted(k for k in self.inventory_data() if k != "_meta")
+
+    def _grouped_hosts(self) -> set[str]:
+        return {h for k, g in self.inventory_data().items() if k != "_meta" for h in g.get("hosts", [])}
+
+    def check_limit(self, limit: str | None) -> str | None:
+        """Refuse a limit naming no host or group of the inventory (ansible would run nothing)."""
+        if not limit:
+            return None
+        names = set(self.hosts()) | set(self.groups()) | {"all"}
+        for raw in re.split(r"[,:]", limit):
+            pattern = raw.strip().lstrip("!&")
+            if not pattern or pattern.startswith("@"):
+                continue
+            if pattern.startswith("~"):
+                matched = any(re.match(pattern[1:], n) for n in names)
+            else:
+                matched = bool(fnmatch.filter(names, pattern))
+            if not matched:
+                raise UsageError(f"--limit {limit!r}: no host or group named {pattern!r} in the inventory "
+                                 f"(hosts: {', '.join(self.hosts()) or 'none'})")
+        return limit
+
+    # -- runs -------------------------------------------------------------------------------
+    def _run(self, playbook: str, *, extravars: dict[str, Any] | None = None,
+             **options: Any) -> tuple[RolloutResult, dict[str, Any]]:
+        """One playbook run -> (its typed result, the `set_stats` data it published)."""
+        self.inventory_data()  # fail early, with InventoryError, on a missing or broken inventory
+        limit = self.check_limit(options.pop("limit", None))
+        outcome = self.runner.run(
+            playbook, self.inventory, limit=limit, extravars={**self.extravars, **(extravars or {})},
+            forks=self.forks, verbosity=self.verbosity, on_event=self.on_event, **options,
+        )
+        result = RolloutResult.from_outcome(
+            outcome, limit=limit, check_mode=bool(options.get("check")),
+            options={"playbook": playbook, "limit": limit, "extravars": extravars or {}, **options},
+        )
+        return result, outcome.artifact_data
+
+    def plan(self, limit: str | None = None) -> PlanResult:
+        """What each role will do on each host, decided by the roles themselves (plan.yml)."""
+        run, stats = self._run("playbooks/plan.yml", limit=limit)
+        return self._remember(PlanResult(hosts=stats.get("hvc_plan") or {}, run=run))
+
+    def rollout(
+        self,
+        limit: str | None = None,
+        tags: str | Sequence[str] | None = None,
+        skip_tags: str | Sequence[str] | None = None,
+        serial: int | str | None = None,
+        max_fail_percentage: int | None = None,
+        check: bool = False,
+        diff: bool = False,
+        playbook: str = "site.yml",
+    ) -> RolloutResult:
+        """Run site.yml; `serial`/`max_fail_percentage` reach the plays as hvc_serial/hvc_max_fail_percentage."""
+        extravars: dict[str, Any] = {}
+        if (serial := check_serial(serial)) is not None:
+            extravars["hvc_serial"] = serial
+        if max_fail_percentage is not None:
+            if not 0 <= int(max_fail_percentage) <= 100:
+                raise UsageError(f"bad max_fail_percentage {max_fail_percentage!r}: expected 0-100")
+            extravars["hvc_max_fail_percentage"] = int(max_fail_percentage)
+        run, _ = self._run(playbook, limit=limit, tags=_join(tags), skip_tags=_join(skip_tags),
+                           extravars=extravars, check=check, diff=diff)
+        return self._remember(run)
+
+    def retry_failed(self) -> RolloutResult:
+        """Re-run the last rollout (or retry) on only its failed and unreachable hosts.
+
+        With no such host there is nothing to do: the result is empty and ok.
+        """
+        run = self.last_rollout or self._load(LAST_ROLLOUT)
+        if not isinstance(run, RolloutResult):
+            raise UsageError("nothing to retry: no previous run in " + str(self.artifacts_dir))
+        options = dict(run.options)
+        playbook = options.pop("playbook", run.playbook)
+        options.pop("limit", None)
+        hosts = run.failed_hosts
+        if not hosts:
+            return RolloutResult(playbook=playbook, status="successful", rc=0, artifacts="",
+                                 started=0.0, finished=0.0, options=run.options)
+        run, _ = self._run(playbook, limit=",".join(hosts), **options)
+        return self._remember(run)
+
+    def check(self, smoke: bool = True, bench: bool = False, limit: str | None = None) -> CheckReport:
+        """Health, versions and consistency of every host (check.yml publishes `hvc_check`)."""
+        run, stats = self._run("playbooks/check.yml", limit=limit,
+                               extravars={"hvc_check_smoke": smoke, "hvc_check_bench": bench})
+        return self._remember(CheckReport.from_stats(stats.get("hvc_check"), run))
+
+    # -- saved results ----------------------------------------------------------------------
+    def _remember(self, result: Result) -> Result:  # type: ignore[misc]
+        self.last = result
+        self.artifacts_dir.mkdir(parents=True, exist_ok=True)
+        text = result.to_json()
+        (self.artifacts_dir / LAST_RUN).write_text(text)
+        if isinstance(result, RolloutResult):
+            self.last_rollout = result
+            (self.artifacts_dir / LAST_ROLLOUT).write_text(text)
+        run = result if isinstance(result, RolloutResult) else result.run
+        if run.artifacts and Path(run.artifacts).is_dir():
+            (Path(run.artifacts) / "result.json").write_text(text)
+        return result
+
+    def load_last(self) -> Result | None:
+        """The last result saved in this artifacts folder (by any process), or None."""
+        return self._load(LAST_RUN)
+
+    def _load(self, name: str) -> Result | None:
+        path = self.artifacts_dir / name
+        return from_json(path.read_text()) if path.is_file() else None
+
+
+def _join(value: str | Sequence[str] | None) -> str | None:
+    if value is None or isinstance(value, str):
+        return value or None
+    return ",".join(value) or None
+
+
+__all__ = ["Cluster", "InventoryError", "UsageError", "check_serial"]

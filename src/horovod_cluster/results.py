@@ -1,0 +1,328 @@
+"""Typed results of plan, rollout and check runs, with JSON and JUnit renderings.
+
+Results are built only from ansible-runner events (see `RolloutResult.from_events`) and the
+`set_stats` data the playbooks publish; `from_json` restores a saved result for `report`.
+"""
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .runner import RunOutcome
+
+# runner event name -> the HostResult counter it increments
+_COUNTERS = {
+    "runner_on_ok": "ok",
+    "runner_on_failed": "failed",
+    "runner_on_unreachable": "unreachable",
+    "runner_on_skipped": "skipped",
+}
+
+
+@dataclass
+class TaskFailure:
+    """The task that failed (or found the host unreachable) and ansible's message."""
+
+    task: str
+    play: str
+    message: str
+    unreachable: bool = False
+
+
+@dataclass
+class HostResult:
+    """One host's outcome over the whole run; counts follow ansible's play recap."""
+
+    name: str
+    ok: int = 0
+    changed: int = 0
+    failed: int = 0
+    unreachable: int = 0
+    skipped: int = 0
+    rescued: int = 0
+    ignored: int = 0
+    duration: float = 0.0
+    failure: TaskFailure | None = None
+    # play name -> task results seen for this host in that play
+    plays: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def status(self) -> str:
+        if self.unreachable:
+            return "unreachable"
+        if self.failed:
+            return "failed"
+        return "changed" if self.changed else "ok"
+
+    @property
+    def succeeded(self) -> bool:
+        return not (self.failed or self.unreachable)
+
+
+@dataclass
+class RolloutResult:
+    """The outcome of one playbook run (rollout, retry, or the run under plan/check)."""
+
+    playbook: str
+    status: str
+    rc: int
+    artifacts: str
+    started: float
+    finished: float
+    hosts: dict[str, HostResult] = field(default_factory=dict)
+    plays: list[str] = field(default_factory=list)
+    limit: str | None = None
+    check_mode: bool = False
+    error: str = ""  # set when the run failed with no host to blame (syntax error, bad vars)
+    options: dict[str, Any] = field(default_factory=dict)  # what was asked, for retry_failed
+
+    kind = "rollout"
+
+    @property
+    def duration(self) -> float:
+        return self.finished - self.started
+
+    @property
+    def ok(self) -> bool:
+        return self.rc == 0 and all(h.succeeded for h in self.hosts.values())
+
+    @property
+    def failed_hosts(self) -> list[str]:
+        return sorted(name for name, h in self.hosts.items() if not h.succeeded)
+
+    @classmethod
+    def from_outcome(cls, outcome: RunOutcome, **extra: Any) -> RolloutResult:
+        result = cls(
+            playbook=outcome.playbook, status=outcome.status, rc=outcome.rc,
+            artifacts=str(outcome.artifacts), started=outcome.started,
+            finished=outcome.finished, **extra,
+        )
+        for event in outcome.events:
+            result._apply(event)
+        result._apply_recap(outcome.stats)
+        if outcome.rc != 0 and all(h.succeeded for h in result.hosts.values()):
+            result.error = outcome.stdout_tail() or f"ansible-playbook exited with {outcome.rc}"
+        return result
+
+    def _host(self, name: str) -> HostResult:
+        return self.hosts.setdefault(name, HostResult(name))
+
+    def _apply(self, event: dict[str, Any]) -> None:
+        kind = event.get("event", "")
+        data = event.get("event_data", {})
+        if kind == "playbook_on_play_start":
+            self.plays.append(data.get("play", ""))
+            return
+        if kind not in _COUNTERS or not data.get("host"):
+            return
+        host = self._host(data["host"])
+        play = data.get("play", "")
+        host.plays[play] = host.plays.get(play, 0) + 1
+        host.duration += float(data.get("duration") or 0.0)
+        if kind in ("runner_on_failed", "runner_on_unreachable") and not data.get("ignore_errors"):
+            if host.failure is None:
+                host.failure = TaskFailure(
+                    task=data.get("task", ""), play=play, message=failure_message(data.get("res", {})),
+                    unreachable=kind == "runner_on_unreachable",
+                )
+
+    def _apply_recap(self, stats: dict[str, Any]) -> None:
+        """The play recap is authoritative for the counts (it knows rescued and ignored)."""
+        recap = {"ok": "ok", "changed": "changed", "failures": "failed", "dark": "unreachable",
+                 "skipped": "skipped", "rescued": "rescued", "ignored": "ignored"}
+        for key, attr in recap.items():
+            for name, count in (stats.get(key) or {}).items():
+                setattr(self._host(name), attr, int(count))
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.update(kind=self.kind, ok=self.ok, duration=round(self.duration, 3))
+        return data
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, sort_keys=False)
+
+    def to_junit(self) -> str:
+        """One testsuite per run, one testcase per host; a failure/error names the task."""
+        suite = ET.Element("testsuite", name=self.playbook, tests=str(len(self.hosts)),
+                           failures=str(sum(1 for h in self.hosts.values() if h.failed and not h.unreachable)),
+                           errors=str(sum(1 for h in self.hosts.values() if h.unreachable)),
+                           time=f"{self.duration:.3f}")
+        for host in self.hosts.values():
+            case = ET.SubElement(suite, "testcase", classname=self.playbook, name=host.name,
+                                 time=f"{host.duration:.3f}")
+            if host.failure:
+                tag = "error" if host.failure.unreachable else "failure"
+                node = ET.SubElement(case, tag, message=f"{host.failure.task}: {host.failure.message}"[:500])
+                node.text = host.failure.message
+            elif not host.succeeded:
+                ET.SubElement(case, "failure", message=host.status)
+        if self.error:
+            case = ET.SubElement(suite, "testcase", classname=self.playbook, name="run")
+            ET.SubElement(case, "error", message="playbook run failed").text = self.error
+            suite.set("tests", str(len(self.hosts) + 1))
+            suite.set("errors", str(int(suite.get("errors", "0")) + 1))
+        return _xml([suite])
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RolloutResult:
+        hosts = {}
+        for name, h in data.get("hosts", {}).items():
+            failure = TaskFailure(**h["failure"]) if h.get("failure") else None
+            hosts[name] = HostResult(**{**h, "failure": failure})
+        fields = {k: data[k] for k in ("playbook", "status", "rc", "artifacts", "started", "finished",
+                                       "plays", "limit", "check_mode", "error", "options") if k in data}
+        return cls(hosts=hosts, **fields)
+
+
+def failure_message(res: dict[str, Any]) -> str:
+    """ansible's own message for a failed task; falls back to stderr or the return code."""
+    for key in ("msg", "stderr", "reason"):
+        value = res.get(key)
+        if value:
+            return str(value).strip()
+    if "results" in res:  # a loop: the first failed item carries the message
+        for item in res["results"]:
+            if isinstance(item, dict) and item.get("failed"):
+                return failure_message(item)
+    return f"rc={res['rc']}" if "rc" in res else "failed"
+
+
+@dataclass
+class PlanResult:
+    """Per host, per role: what the role's decide step will do ({action, method, reason, ...})."""
+
+    hosts: dict[str, dict[str, dict[str, Any]]]
+    run: RolloutResult
+
+    kind = "plan"
+
+    @property
+    def ok(self) -> bool:
+        return self.run.ok
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "ok": self.ok, "hosts": self.hosts, "run": self.run.to_dict()}
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def to_junit(self) -> str:
+        suite = ET.Element("testsuite", name="plan", tests=str(sum(len(r) for r in self.hosts.values())))
+        for host, roles in self.hosts.items():
+            for role, plan in roles.items():
+                case = ET.SubElement(suite, "testcase", classname=f"plan.{host}", name=role)
+                ET.SubElement(case, "system-out").text = json.dumps(plan)
+        return _xml([suite, _run_suite(self.run)])
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PlanResult:
+        return cls(hosts=data.get("hosts", {}), run=RolloutResult.from_dict(data["run"]))
+
+
+@dataclass
+class Finding:
+    """Hosts that will train together but disagree, e.g. on the torch version."""
+
+    key: str
+    message: str
+    values: dict[str, Any]  # host -> its value
+
+
+@dataclass
+class CheckReport:
+    """The structured result check.yml publishes as `hvc_check`, plus the run under it.
+
+    `ok` means: the run had no failed or unreachable host, every host is healthy (check.yml
+    lists its `problems`, e.g. "horovod not installed"), there is no consistency finding, and
+    the smoke test (when run) passed. A host without horovod is therefore not ok.
+    """
+
+    hosts: dict[str, dict[str, Any]]
+    findings: list[Finding]
+    smoke: dict[str, Any] | None
+    bandwidth: dict[str, Any] | None
+    run: RolloutResult
+
+    kind = "check"
+
+    @property
+    def unhealthy_hosts(self) -> list[str]:
+        bad = {name for name, host in self.hosts.items() if not host.get("healthy", False)}
+        return sorted(bad | set(self.run.failed_hosts))
+
+    @property
+    def ok(self) -> bool:
+        smoke_ok = self.smoke is None or self.smoke.get("status") in ("passed", "skipped")
+        return self.run.ok and not self.unhealthy_hosts and not self.findings and smoke_ok
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "ok": self.ok, "hosts": self.hosts,
+                "findings": [asdict(f) for f in self.findings], "smoke": self.smoke,
+                "bandwidth": self.bandwidth, "unhealthy_hosts": self.unhealthy_hosts,
+                "run": self.run.to_dict()}
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def to_junit(self) -> str:
+        suite = ET.Element("testsuite", name="check")
+        names = sorted(set(self.hosts) | set(self.run.hosts))
+        for name in names:
+            case = ET.SubElement(suite, "testcase", classname="check.hosts", name=name)
+            run_host = self.run.hosts.get(name)
+            problems = list(self.hosts.get(name, {}).get("problems", []))
+            if run_host and run_host.failure:
+                problems.insert(0, f"{run_host.failure.task}: {run_host.failure.message}")
+            elif name not in self.hosts:
+                problems.append("no check result")
+            if problems:
+                ET.SubElement(case, "failure", message="; ".join(problems)[:500]).text = "\n".join(problems)
+        for finding in self.findings:
+            case = ET.SubElement(suite, "testcase", classname="check.consistency", name=finding.key)
+            ET.SubElement(case, "failure", message=finding.message[:500]).text = json.dumps(finding.values)
+        if self.smoke is not None:
+            case = ET.SubElement(suite, "testcase", classname="check.smoke", name="smoke")
+            status = self.smoke.get("status")
+            if status == "skipped":
+                ET.SubElement(case, "skipped", message=str(self.smoke.get("reason", "")))
+            elif status != "passed":
+                ET.SubElement(case, "failure", message=str(self.smoke.get("reason", status)))
+        suite.set("tests", str(len(suite)))
+        suite.set("failures", str(len(suite.findall("testcase/failure"))))
+        return _xml([suite])
+
+    @classmethod
+    def from_stats(cls, data: dict[str, Any] | None, run: RolloutResult) -> CheckReport:
+        data = data or {}
+        findings = [Finding(key=f.get("key", ""), message=f.get("message", ""), values=f.get("values", {}))
+                    for f in data.get("findings") or []]
+        return cls(hosts=data.get("hosts") or {}, findings=findings, smoke=data.get("smoke"),
+                   bandwidth=data.get("bandwidth"), run=run)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CheckReport:
+        return cls.from_stats(data, RolloutResult.from_dict(data["run"]))
+
+
+Result = RolloutResult | PlanResult | CheckReport
+
+
+def from_json(text: str) -> Result:
+    """Restore a result saved with `to_json` (used by `horovod-cluster report`)."""
+    data = json.loads(text)
+    kinds = {"rollout": RolloutResult, "plan": PlanResult, "check": CheckReport}
+    return kinds[data.get("kind", "rollout")].from_dict(data)
+
+
+def _run_suite(run: RolloutResult) -> ET.Element:
+    return ET.fromstring(run.to_junit()).find("testsuite")  # type: ignore[return-value]
+
+
+def _xml(suites: list[ET.Element]) -> str:
+    root = ET.Element("testsuites")
+    root.extend(suites)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

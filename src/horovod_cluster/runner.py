@@ -1,0 +1,157 @@
+"""A small adapter over ansible-runner: one playbook run in, runner events out.
+
+Nothing here reads ansible's stdout: results come from the runner's events (task results,
+the play recap of `playbook_on_stats` and the `set_stats` data it carries). Each run gets its
+own artifacts folder under `<artifacts_dir>/artifacts/<ident>`, rotated by ansible-runner.
+"""
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import ansible_runner
+
+from .content import cache_dir
+
+EventCallback = Callable[[dict[str, Any]], None]
+DEFAULT_KEEP = 10
+
+
+class InventoryError(ValueError):
+    """The inventory is missing or does not parse; the message says which and why."""
+
+
+@dataclass
+class RunOutcome:
+    """What one ansible-runner run left behind: its events and the recap."""
+
+    playbook: str
+    status: str
+    rc: int
+    artifacts: Path
+    started: float
+    finished: float
+    events: list[dict[str, Any]] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def artifact_data(self) -> dict[str, Any]:
+        """The `set_stats` data the playbook published (empty when none)."""
+        return self.stats.get("artifact_data") or {}
+
+    def stdout_tail(self, lines: int = 15) -> str:
+        """For humans only when a run failed without any host failure (e.g. a syntax error)."""
+        path = self.artifacts / "stdout"
+        if not path.is_file():
+            return ""
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def ansible_env(content: Path) -> dict[str, str]:
+    """Environment that makes ansible use the content's config and paths from any folder."""
+    env = {
+        # An inventory source that does not parse is an error, not an empty inventory.
+        "ANSIBLE_INVENTORY_UNPARSED_FAILED": "True",
+        "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(cache_dir() / "facts"),
+        "ANSIBLE_RETRY_FILES_ENABLED": "False",
+    }
+    cfg = content / "ansible.cfg"
+    if cfg.is_file():
+        env["ANSIBLE_CONFIG"] = str(cfg)
+    paths = {
+        "ANSIBLE_ROLES_PATH": content / "roles",
+        "ANSIBLE_LIBRARY": content / "plugins" / "modules",
+        "ANSIBLE_MODULE_UTILS": content / "plugins" / "module_utils",
+        "ANSIBLE_FILTER_PLUGINS": content / "plugins" / "filter",
+        "ANSIBLE_ACTION_PLUGINS": content / "plugins" / "action",
+    }
+    env.update({name: str(path) for name, path in paths.items() if path.is_dir()})
+    return env
+
+
+def load_inventory(sources: Sequence[Path], content: Path) -> dict[str, Any]:
+    """`ansible-inventory --list` through ansible-runner; raises InventoryError."""
+    for source in sources:
+        if not source.exists():
+            raise InventoryError(f"inventory not found: {source}")
+    out, err = ansible_runner.get_inventory(
+        "list", [str(s) for s in sources], response_format="json", quiet=True,
+        envvars=ansible_env(content),
+    )
+    if not isinstance(out, dict):
+        message = (err or str(out) or "ansible-inventory failed").strip()
+        raise InventoryError(f"inventory does not parse: {', '.join(map(str, sources))}\n{message}")
+    return out
+
+
+class Runner:
+    """Runs one playbook of the content folder and reports its events as they come."""
+
+    def __init__(self, content: Path, artifacts_dir: Path, keep: int = DEFAULT_KEEP) -> None:
+        self.content = content
+        self.artifacts_dir = artifacts_dir
+        self.keep = keep
+
+    def run(
+        self,
+        playbook: str,
+        inventory: Sequence[Path],
+        *,
+        limit: str | None = None,
+        tags: str | None = None,
+        skip_tags: str | None = None,
+        extravars: dict[str, Any] | None = None,
+        check: bool = False,
+        diff: bool = False,
+        forks: int | None = None,
+        verbosity: int = 0,
+        on_event: EventCallback | None = None,
+    ) -> RunOutcome:
+        self.artifacts_dir.mkdir(parents=True, exist_ok=True)
+        events: list[dict[str, Any]] = []
+        stats: dict[str, Any] = {}
+
+        def handle(event: dict[str, Any]) -> bool:
+            if event.get("event") == "playbook_on_stats":
+                stats.update(event.get("event_data", {}))
+            events.append(event)
+            if on_event:
+                on_event(event)
+            return True  # keep ansible-runner's own job_events files too
+
+        flags = [flag for flag, wanted in (("--check", check), ("--diff", diff)) if wanted]
+        # Sortable and unique enough per controller; ansible-runner rotates by mtime.
+        ident = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}-{time.monotonic_ns() % 10**6:06d}"
+        started = time.time()
+        result = ansible_runner.run(
+            private_data_dir=str(self.artifacts_dir),
+            project_dir=str(self.content),
+            playbook=playbook,
+            inventory=[str(s) for s in inventory],
+            ident=ident,
+            limit=limit,
+            tags=tags,
+            skip_tags=skip_tags,
+            extravars=extravars or {},
+            envvars=ansible_env(self.content),
+            cmdline=" ".join(flags) or None,
+            forks=forks,
+            verbosity=verbosity or None,
+            event_handler=handle,
+            quiet=True,
+            rotate_artifacts=self.keep,
+        )
+        return RunOutcome(
+            playbook=playbook,
+            status=result.status,
+            rc=result.rc,
+            artifacts=Path(result.config.artifact_dir),
+            started=started,
+            finished=time.time(),
+            events=events,
+            stats=stats,
+        )
