@@ -1,0 +1,193 @@
+"""Pure functions of the horovod role: build environment and platform key from facts.
+
+`horovod_build_env(platform, options)` -> dict of HOROVOD_* (and MAKEFLAGS, CMake) variables.
+`horovod_platform_key(platform)` -> a stable string naming everything a built wheel depends on.
+
+Both take plain dicts (no Ansible objects), so they are unit-tested directly
+(tests/unit/test_horovod_build_env.py) and can run over recorded facts.
+
+platform (built by roles/horovod/tasks/decide.yml from facts):
+  os            e.g. "debian12", "ubuntu24.04", "macosx14"
+  arch          normalized machine, e.g. "x86_64", "aarch64", "armv7l", "arm64"
+  python        "3.11" (major.minor; longer strings are cut)
+  cores         int
+  frameworks    {"pytorch": "2.13.0+cpu", "tensorflow": None, "mxnet": None}  (None = absent)
+  cuda          {"version": "13.0", "home": "/usr/local/cuda"} or None/{} (no CUDA build)
+  nccl          {"home": "...", "link": "SHARED"} or None/{}
+  gpu_compute_caps  ["8.6", "9.0"] (from GPU facts; may be empty)
+  mpi_version   "4.1.4" or None (no MPI)
+  horovod       "0.28.1" or a git ref (what is built)
+  gpu_operations  "NCCL" | "none" (decided; see horovod_build_env)
+
+options (role variables):
+  frameworks    list of frameworks to build (pytorch, tensorflow, mxnet)
+  controllers   list of controllers (mpi, gloo)
+  gpu_operations  "auto" | "NCCL" | "MPI" | "none"
+  cuda_cc_list  list/str of compute capabilities ("86" or "8.6"); empty = from platform
+  cmake         path of the cmake binary ("" = whatever is on PATH)
+  make_jobs     int; 0 = platform cores
+  cmake_policy_version_minimum  "" or e.g. "3.5" (needed by CMake >= 4)
+  env           dict of user overrides; wins over everything derived
+"""
+from __future__ import annotations
+
+import re
+
+FRAMEWORKS = ("pytorch", "tensorflow", "mxnet")
+CONTROLLERS = ("mpi", "gloo")
+GPU_OPERATIONS = ("auto", "NCCL", "MPI", "none")
+
+
+class HorovodFilterError(ValueError):
+    """Bad input to a horovod filter (names the offending key)."""
+
+
+def _as_list(value):
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.replace(";", ",").split(",") if v.strip()]
+    return list(value)
+
+
+def _cc_token(cap) -> str:
+    """'8.6' / '86' / 8.6 / 'sm_86' -> '86'."""
+    text = str(cap).strip().lower()
+    text = text.removeprefix("sm_").removeprefix("compute_")
+    if not re.fullmatch(r"\d+(\.\d+)?", text):
+        raise HorovodFilterError(f"horovod_cuda_cc_list: bad compute capability {cap!r} (e.g. '8.6' or '86')")
+    return text.replace(".", "")
+
+
+def cuda_present(platform: dict) -> bool:
+    cuda = platform.get("cuda") or {}
+    return bool(cuda.get("version") or cuda.get("home"))
+
+
+def resolve_gpu_operations(platform: dict, options: dict) -> str:
+    """'auto' means NCCL on a CUDA host, none elsewhere."""
+    wanted = options.get("gpu_operations", "auto") or "auto"
+    if wanted not in GPU_OPERATIONS:
+        raise HorovodFilterError(
+            f"horovod_gpu_operations: {wanted!r} is not one of {', '.join(GPU_OPERATIONS)}")
+    if wanted == "auto":
+        return "NCCL" if cuda_present(platform) else "none"
+    if wanted in ("NCCL", "MPI") and not cuda_present(platform):
+        raise HorovodFilterError(
+            f"horovod_gpu_operations: {wanted} needs CUDA on the host, and this host has no CUDA facts "
+            "(set horovod_gpu_operations: auto or none, or install the cuda_toolkit role first)")
+    return wanted
+
+
+def horovod_build_env(platform: dict, options: dict | None = None) -> dict:
+    """HOROVOD_* build variables derived from the platform; options['env'] overrides win."""
+    platform = dict(platform or {})
+    options = dict(options or {})
+    env: dict[str, str] = {}
+
+    frameworks = [f.lower() for f in _as_list(options.get("frameworks", ["pytorch"]))]
+    for fw in frameworks:
+        if fw not in FRAMEWORKS:
+            raise HorovodFilterError(f"horovod_frameworks: {fw!r} is not one of {', '.join(FRAMEWORKS)}")
+    controllers = [c.lower() for c in _as_list(options.get("controllers", ["mpi", "gloo"]))]
+    for ctl in controllers:
+        if ctl not in CONTROLLERS:
+            raise HorovodFilterError(f"horovod_controllers: {ctl!r} is not one of {', '.join(CONTROLLERS)}")
+    if not controllers:
+        raise HorovodFilterError("horovod_controllers: at least one of mpi, gloo is needed")
+
+    names = {"pytorch": "PYTORCH", "tensorflow": "TENSORFLOW", "mxnet": "MXNET"}
+    for fw, name in names.items():
+        if fw in frameworks:
+            env[f"HOROVOD_WITH_{name}"] = "1"
+        else:
+            env[f"HOROVOD_WITHOUT_{name}"] = "1"
+    for ctl in CONTROLLERS:
+        env[f"HOROVOD_WITH_{ctl.upper()}" if ctl in controllers else f"HOROVOD_WITHOUT_{ctl.upper()}"] = "1"
+
+    gpu_ops = resolve_gpu_operations(platform, options)
+    if gpu_ops != "none":
+        cuda = platform.get("cuda") or {}
+        nccl = platform.get("nccl") or {}
+        env["HOROVOD_GPU_OPERATIONS"] = gpu_ops
+        if cuda.get("home"):
+            env["HOROVOD_CUDA_HOME"] = str(cuda["home"])
+        if gpu_ops == "NCCL":
+            if nccl.get("home"):
+                env["HOROVOD_NCCL_HOME"] = str(nccl["home"])
+            link = str(nccl.get("link") or "").upper()
+            if link:
+                if link not in ("SHARED", "STATIC"):
+                    raise HorovodFilterError(f"nccl link {link!r} is not SHARED or STATIC")
+                env["HOROVOD_NCCL_LINK"] = link
+        caps = _as_list(options.get("cuda_cc_list")) or _as_list(platform.get("gpu_compute_caps"))
+        if caps:
+            tokens = sorted({_cc_token(c) for c in caps}, key=int)
+            env["HOROVOD_BUILD_CUDA_CC_LIST"] = ",".join(tokens)
+
+    if options.get("cmake"):
+        env["HOROVOD_CMAKE"] = str(options["cmake"])
+    if options.get("cmake_policy_version_minimum"):
+        env["CMAKE_POLICY_VERSION_MINIMUM"] = str(options["cmake_policy_version_minimum"])
+
+    jobs = int(options.get("make_jobs") or 0) or int(platform.get("cores") or 1)
+    env["MAKEFLAGS"] = f"-j{max(jobs, 1)}"
+
+    overrides = options.get("env") or {}
+    if not isinstance(overrides, dict):
+        raise HorovodFilterError("horovod_build_env_overrides: must be a mapping of NAME: value")
+    for key, value in overrides.items():
+        if value is None:
+            env.pop(str(key), None)  # an override of None removes a derived variable
+        else:
+            env[str(key)] = str(value)
+    return dict(sorted(env.items()))
+
+
+def _clean(text) -> str:
+    return re.sub(r"[^A-Za-z0-9.]+", "_", str(text)).strip("_") or "none"
+
+
+def _major_minor(version, parts=2) -> str:
+    nums = re.findall(r"\d+", str(version or ""))
+    return ".".join(nums[:parts]) if nums else ""
+
+
+def horovod_platform_key(platform: dict) -> str:
+    """A stable key: hosts with equal keys can share one built wheel.
+
+    Covers horovod version/ref, OS, arch, Python major.minor, each framework version (full,
+    since horovod/metadata.json records it), CUDA major.minor, GPU operations, MPI major.
+    """
+    platform = dict(platform or {})
+    for required in ("os", "arch", "python"):
+        if not platform.get(required):
+            raise HorovodFilterError(f"horovod_platform_key: platform.{required} is missing")
+    parts = [
+        "hvd" + _clean(platform.get("horovod") or "unknown"),
+        _clean(platform["os"]).lower(),
+        _clean(platform["arch"]).lower(),
+        "py" + (_major_minor(platform["python"]) or _clean(platform["python"])),
+    ]
+    frameworks = platform.get("frameworks") or {}
+    for fw in sorted(frameworks):
+        if frameworks[fw]:
+            parts.append(f"{_clean(fw).lower()}{_clean(frameworks[fw])}")
+    cuda = platform.get("cuda") or {}
+    parts.append("cuda" + _major_minor(cuda.get("version")) if cuda_present(platform) and cuda.get("version")
+                 else ("cuda" if cuda_present(platform) else "cpu"))
+    gpu_ops = platform.get("gpu_operations") or "none"
+    parts.append("gpuops" + _clean(gpu_ops).lower())
+    mpi = _major_minor(platform.get("mpi_version"), 1)
+    parts.append(f"mpi{mpi}" if mpi else "nompi")
+    return "-".join(parts)
+
+
+class FilterModule:
+    """horovod_build_env, horovod_platform_key."""
+
+    def filters(self):
+        return {
+            "horovod_build_env": horovod_build_env,
+            "horovod_platform_key": horovod_platform_key,
+        }

@@ -1,0 +1,123 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+"""Ansible module horovod_build_info."""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: horovod_build_info
+short_description: Report what an installed Horovod was built with (check-build)
+description:
+  - Runs C(horovodrun --check-build) of a Python environment (through that environment's
+    interpreter, so no PATH is needed) and parses its [X]/[ ] marks, because the command always
+    exits 0.
+  - Returns the frameworks, controllers and tensor operations Horovod was built with, and its version.
+  - Changes nothing; safe in check mode.
+options:
+  python:
+    description: Interpreter of the environment Horovod is installed in.
+    type: path
+    required: true
+  expect:
+    description:
+      - Capabilities that must be present, e.g. C({frameworks: [pytorch], controllers: [gloo, mpi]}).
+      - The module fails naming the missing ones.
+    type: dict
+    default: {}
+  timeout:
+    description: Seconds before check-build is given up.
+    type: int
+    default: 120
+author:
+  - horovod-cluster
+"""
+
+EXAMPLES = r"""
+- name: Read Horovod's capabilities
+  horovod_build_info:
+    python: /opt/horovod-env/bin/python
+    expect:
+      frameworks: [pytorch]
+      controllers: [gloo, mpi]
+"""
+
+RETURN = r"""
+installed:
+  description: Whether horovod is importable in the environment.
+  type: bool
+  returned: always
+version:
+  description: Horovod version from check-build.
+  type: str
+  returned: when installed
+capabilities:
+  description: Lists of built frameworks, controllers, tensor_operations (lower case).
+  type: dict
+  returned: when installed
+missing:
+  description: Expected capabilities that are not built (section:name).
+  type: list
+  returned: always
+ansible_facts:
+  description: C(horovod_build_info) with the same data.
+  type: dict
+  returned: always
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.horovod_check_build import (
+    CheckBuildParseError, missing_capabilities, parse_check_build)
+
+# Same as horovodrun's entry point, through the env's own interpreter.
+_CHECK_BUILD = "import sys; from horovod.runner.launch import run_commandline; run_commandline()"
+_IMPORT_PROBE = "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('horovod') else 3)"
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            python=dict(type="path", required=True),
+            expect=dict(type="dict", default={}),
+            timeout=dict(type="int", default=120),
+        ),
+        supports_check_mode=True,
+    )
+    python = module.params["python"]
+    result = dict(changed=False, installed=False, version=None, capabilities={}, missing=[])
+    if not os.access(python, os.X_OK):
+        result["msg"] = "interpreter %s does not exist or is not executable" % python
+        result["missing"] = missing_capabilities({}, module.params["expect"])
+        result["ansible_facts"] = {"horovod_build_info": dict(result)}
+        if result["missing"]:
+            module.fail_json(**result)
+        module.exit_json(**result)
+
+    env = {"PYTHONWARNINGS": "ignore", "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    rc, _out, _err = module.run_command([python, "-c", _IMPORT_PROBE], environ_update=env)
+    if rc == 0:
+        rc, out, err = module.run_command(
+            ["timeout", str(module.params["timeout"]), python, "-c", _CHECK_BUILD, "--check-build"],
+            environ_update=env)
+        try:
+            parsed = parse_check_build(out)
+        except CheckBuildParseError as exc:
+            module.fail_json(msg="check-build output not understood: %s" % exc, rc=rc, stdout=out, stderr=err)
+        result["installed"] = True
+        result["version"] = parsed["version"]
+        result["capabilities"] = {k: parsed[k] for k in ("frameworks", "controllers", "tensor_operations")}
+        result["stdout"] = out
+    result["missing"] = missing_capabilities(result["capabilities"], module.params["expect"])
+    result["ansible_facts"] = {"horovod_build_info": {
+        k: result[k] for k in ("installed", "version", "capabilities", "missing")}}
+    if result["missing"]:
+        result["msg"] = "horovod lacks expected capabilities: %s" % ", ".join(result["missing"])
+        module.fail_json(**result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
