@@ -237,7 +237,8 @@ class CheckReport:
 
     `ok` means: the run had no failed or unreachable host, every host is healthy (check.yml
     lists its `problems`, e.g. "horovod not installed"), there is no consistency finding, and
-    the smoke test (when run) passed. A host without horovod is therefore not ok.
+    the smoke test (when run) passed or was skipped, and at least one host was checked.
+    A host without horovod is therefore not ok.
     """
 
     hosts: dict[str, dict[str, Any]]
@@ -256,7 +257,8 @@ class CheckReport:
     @property
     def ok(self) -> bool:
         smoke_ok = self.smoke is None or self.smoke.get("status") in ("passed", "skipped")
-        return self.run.ok and not self.unhealthy_hosts and not self.findings and smoke_ok
+        checked = bool(self.hosts)  # a check of no host at all proves nothing
+        return checked and self.run.ok and not self.unhealthy_hosts and not self.findings and smoke_ok
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "ok": self.ok, "hosts": self.hosts,
