@@ -2,11 +2,19 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.table import Table
 
+from .cluster import LAST_ROLLOUT, LAST_RUN, Cluster, UsageError, check_serial
+from .content import cache_dir, content_dir
+from .progress import LiveProgress, TaskCounts
+from .render import render
+from .results import Result, RolloutResult, from_json
+from .runner import DEFAULT_KEEP, InventoryError
 from .sandbox import Sandbox, SandboxError
 
 console = Console(stderr=True)
@@ -88,6 +96,146 @@ def sandbox_down(images: bool) -> None:
     """Remove the hosts and the network (images stay cached unless --images)."""
     removed = Sandbox().down(images=images)
     console.print(f"removed: {', '.join(removed) or 'nothing'}")
+
+
+# -- plan / rollout / retry / check / report ---------------------------------------------------
+class InputError(click.ClickException):
+    """Bad inventory or arguments: exit 2 with the message, no traceback."""
+
+    exit_code = 2
+
+
+def _serial(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    try:
+        return check_serial(value)
+    except UsageError as err:
+        raise click.BadParameter(str(err)) from None
+
+
+def run_options(func):
+    """Options every cluster command shares."""
+    options = [
+        click.option("-i", "--inventory", "inventory", multiple=True, type=click.Path(path_type=Path),
+                     help="inventory file or folder (repeatable) [default: the content's inventories/sandbox]"),
+        click.option("-v", "--verbose", "verbosity", count=True,
+                     help="ansible verbosity (-v ... -vvvv); also shows ansible's own output"),
+        click.option("--json", "json_file", type=click.Path(dir_okay=False, path_type=Path),
+                     help="write the result as JSON to this file"),
+        click.option("--junit", "junit_file", type=click.Path(dir_okay=False, path_type=Path),
+                     help="write the result as JUnit XML to this file"),
+        click.option("--artifacts-dir", type=click.Path(file_okay=False, path_type=Path),
+                     envvar="HOROVOD_CLUSTER_ARTIFACTS",
+                     help="where runs keep their artifacts [default: ~/.cache/horovod-cluster/runs]"),
+        click.option("--keep", "keep_runs", default=DEFAULT_KEEP, show_default=True, type=click.IntRange(1),
+                     help="artifact folders of past runs to keep"),
+        click.option("--forks", type=click.IntRange(1), help="hosts ansible works on at once"),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _cluster(opts: dict, on_event=None) -> Cluster:
+    inventory = list(opts["inventory"]) or [content_dir() / "inventories" / "sandbox"]
+    return Cluster(inventory, artifacts_dir=opts["artifacts_dir"], forks=opts["forks"],
+                   keep_runs=opts["keep_runs"], verbosity=opts["verbosity"], on_event=on_event)
+
+
+def _drive(opts: dict, playbook: str, action: Callable[[Cluster], Result]) -> None:
+    """Run one action with live progress, render it, write the files, exit 0 or 1."""
+    cluster = _cluster(opts)
+    counts = TaskCounts(cluster.artifacts_dir / "task-counts.json")
+    try:
+        cluster.inventory_data()  # a broken inventory fails here, before any progress display
+        with LiveProgress(console, playbook, counts, echo=opts["verbosity"] > 0) as live:
+            cluster.on_event = live
+            result = action(cluster)
+    except (InventoryError, UsageError) as err:
+        raise InputError(str(err)) from None
+    counts.learn(result if isinstance(result, RolloutResult) else result.run)
+    _finish(result, opts)
+
+
+def _finish(result: Result, opts: dict) -> None:
+    render(result, Console())
+    for path, text in ((opts.get("json_file"), result.to_json), (opts.get("junit_file"), result.to_junit)):
+        if path:
+            Path(path).write_text(text())
+            console.print(f"wrote {path}")
+    sys.exit(0 if result.ok else 1)
+
+
+@main.command()
+@click.option("--limit", help="hosts or groups to plan for")
+@run_options
+def plan(limit: str | None, **opts) -> None:
+    """What each role will do on each host, and by which method (changes nothing)."""
+    _drive(opts, "playbooks/plan.yml", lambda c: c.plan(limit=limit))
+
+
+def rollout_options(func):
+    options = [
+        click.option("--limit", help="only these hosts/groups (ansible pattern)"),
+        click.option("--tags", help="only tasks with these tags (comma separated)"),
+        click.option("--skip-tags", help="skip tasks with these tags"),
+        click.option("--serial", callback=_serial, help="hosts per batch: a number or a percentage"),
+        click.option("--max-fail-percentage", type=click.IntRange(0, 100),
+                     help="stop a play when more than this percentage of a batch failed"),
+        click.option("--check", "check_mode", is_flag=True, help="dry run (ansible --check)"),
+        click.option("--diff", is_flag=True, help="show file differences (ansible --diff)"),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@main.command()
+@rollout_options
+@run_options
+def rollout(limit, tags, skip_tags, serial, max_fail_percentage, check_mode, diff, **opts) -> None:
+    """Provision the cluster (site.yml) with live per-host progress and a summary."""
+    _drive(opts, "site.yml", lambda c: c.rollout(
+        limit=limit, tags=tags, skip_tags=skip_tags, serial=serial,
+        max_fail_percentage=max_fail_percentage, check=check_mode, diff=diff))
+
+
+@main.command()
+@run_options
+def retry(**opts) -> None:
+    """Re-run the last rollout on only the hosts that failed or were unreachable."""
+    cluster = _cluster(opts)
+    last = cluster.load(LAST_ROLLOUT)
+    if isinstance(last, RolloutResult) and not last.failed_hosts:
+        console.print("nothing to retry: the last rollout had no failed or unreachable host")
+    _drive(opts, last.playbook if last else "site.yml", lambda c: c.retry_failed())
+
+
+@main.command()
+@click.option("--smoke/--no-smoke", default=True, show_default=True, help="run the cross-host smoke test")
+@click.option("--bench", is_flag=True, help="also measure allreduce and link bandwidth")
+@click.option("--limit", help="only these hosts/groups")
+@run_options
+def check(smoke: bool, bench: bool, limit: str | None, **opts) -> None:
+    """Health, versions and cross-host consistency (exit 1 when anything is wrong)."""
+    _drive(opts, "playbooks/check.yml", lambda c: c.check(smoke=smoke, bench=bench, limit=limit))
+
+
+@main.command()
+@click.option("--from", "source", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="a JSON file written by --json [default: the last run]")
+@click.option("--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), help="write JSON here")
+@click.option("--junit", "junit_file", type=click.Path(dir_okay=False, path_type=Path), help="write JUnit here")
+@click.option("--artifacts-dir", type=click.Path(file_okay=False, path_type=Path), envvar="HOROVOD_CLUSTER_ARTIFACTS")
+def report(source: Path | None, **opts) -> None:
+    """Show the last run's summary again (and re-export it) without running anything."""
+    path = source or (Path(opts["artifacts_dir"]) if opts["artifacts_dir"] else cache_dir() / "runs") / LAST_RUN
+    if not path.is_file():
+        raise InputError(f"no saved run at {path}: run plan, rollout or check first")
+    try:
+        result = from_json(path.read_text())
+    except (ValueError, KeyError, TypeError) as err:
+        raise InputError(f"{path} is not a saved horovod-cluster result: {err}") from None
+    _finish(result, opts)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -156,7 +156,7 @@ class Cluster:
 
         With no such host there is nothing to do: the result is empty and ok.
         """
-        run = self.last_rollout or self._load(LAST_ROLLOUT)
+        run = self.last_rollout or self.load(LAST_ROLLOUT)
         if not isinstance(run, RolloutResult):
             raise UsageError("nothing to retry: no previous run in " + str(self.artifacts_dir))
         options = dict(run.options)
@@ -191,9 +191,10 @@ class Cluster:
 
     def load_last(self) -> Result | None:
         """The last result saved in this artifacts folder (by any process), or None."""
-        return self._load(LAST_RUN)
+        return self.load(LAST_RUN)
 
-    def _load(self, name: str) -> Result | None:
+    def load(self, name: str) -> Result | None:
+        """A saved result of this artifacts folder: LAST_RUN or LAST_ROLLOUT."""
         path = self.artifacts_dir / name
         return from_json(path.read_text()) if path.is_file() else None
 

@@ -58,6 +58,7 @@ def ansible_env(content: Path) -> dict[str, str]:
         "ANSIBLE_INVENTORY_UNPARSED_FAILED": "True",
         "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(cache_dir() / "facts"),
         "ANSIBLE_RETRY_FILES_ENABLED": "False",
+        "ANSIBLE_NOCOLOR": "True",  # the saved stdout is shown to people on a failed run
     }
     cfg = content / "ansible.cfg"
     if cfg.is_file():
@@ -83,9 +84,17 @@ def load_inventory(sources: Sequence[Path], content: Path) -> dict[str, Any]:
         envvars=ansible_env(content),
     )
     if not isinstance(out, dict):
-        message = (err or str(out) or "ansible-inventory failed").strip()
+        message = _short_inventory_error(err or str(out) or "ansible-inventory failed")
         raise InventoryError(f"inventory does not parse: {', '.join(map(str, sources))}\n{message}")
     return out
+
+
+def _short_inventory_error(text: str) -> str:
+    """ansible-inventory repeats one YAML error per inventory plugin: keep the first and the verdict."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    keep = lines[:1] + [line for line in lines if line.startswith("Origin:")][:1]
+    keep += [line for line in lines if line.startswith("[ERROR]")]
+    return "\n".join(dict.fromkeys(keep)) or text.strip()
 
 
 class Runner:

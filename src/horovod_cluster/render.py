@@ -1,0 +1,72 @@
+"""Summary tables of results for the terminal (rich)."""
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from .results import CheckReport, PlanResult, Result, RolloutResult
+
+_STYLE = {"ok": "green", "changed": "yellow", "failed": "bold red", "unreachable": "bold red"}
+
+
+def render(result: Result, console: Console) -> None:
+    if isinstance(result, PlanResult):
+        _plan(result, console)
+    elif isinstance(result, CheckReport):
+        _check(result, console)
+    _run(result if isinstance(result, RolloutResult) else result.run, console)
+    verdict = "[bold green]OK[/]" if result.ok else "[bold red]FAILED[/]"
+    console.print(f"{result.kind}: {verdict}")
+
+
+def _run(run: RolloutResult, console: Console) -> None:
+    if not run.hosts and not run.error:
+        console.print(f"{run.playbook}: no host ran")
+        return
+    table = Table(title=f"{run.playbook}  ({run.duration:.1f} s, artifacts {run.artifacts or '-'})",
+                  title_justify="left")
+    for column in ("host", "status", "ok", "changed", "failed", "unreachable", "skipped", "time"):
+        table.add_column(column, justify="left" if column in ("host", "status") else "right")
+    for host in sorted(run.hosts.values(), key=lambda h: h.name):
+        style = _STYLE.get(host.status, "")
+        table.add_row(host.name, f"[{style}]{host.status}[/]", str(host.ok), str(host.changed),
+                      str(host.failed), str(host.unreachable), str(host.skipped),
+                      f"{host.duration:.1f}s")
+    console.print(table)
+    # Messages go below the table: they are long and must stay readable on a narrow CI log.
+    for host in sorted(run.hosts.values(), key=lambda h: h.name):
+        if host.failure:
+            console.print(f"[bold red]{host.name}[/] {host.status} at task [bold]{host.failure.task}[/]"
+                          f" (play {host.failure.play}):")
+            console.print("  " + host.failure.message, markup=False, highlight=False)
+    if run.error:
+        console.print(f"[bold red]the run failed[/] (rc {run.rc}):")
+        console.print(run.error, markup=False, highlight=False)
+
+
+def _plan(result: PlanResult, console: Console) -> None:
+    table = Table("host", "role", "action", "method", "reason", title="plan", title_justify="left")
+    for host, roles in sorted(result.hosts.items()):
+        for role, plan in sorted(roles.items()):
+            plan = plan if isinstance(plan, dict) else {"action": str(plan)}
+            table.add_row(host, role, str(plan.get("action", "")), str(plan.get("method", "")),
+                          str(plan.get("reason", "")))
+    console.print(table)
+
+
+def _check(report: CheckReport, console: Console) -> None:
+    table = Table("host", "os", "arch", "python", "torch", "horovod", "mpirun", "cmake", "problems",
+                  title="check", title_justify="left")
+    for name, host in sorted(report.hosts.items()):
+        versions = host.get("versions", {})
+        cells = [str(versions.get(k) or "absent") for k in ("python", "torch", "horovod", "mpirun", "cmake")]
+        problems = "; ".join(host.get("problems", []))
+        table.add_row(name, str(host.get("os", "")), str(host.get("arch", "")), *cells,
+                      f"[red]{problems}[/]" if problems else "[green]healthy[/]")
+    console.print(table)
+    for finding in report.findings:
+        console.print(f"[bold red]finding[/] {finding.message}")
+    for key in ("smoke", "bandwidth"):
+        value = getattr(report, key)
+        if value is not None:
+            console.print(f"{key}: {value.get('status')} {value.get('reason', '')}")
