@@ -1,0 +1,190 @@
+# -*- coding: utf-8 -*-
+# Apache-2.0
+"""The preflight role's decide step as pure functions: facts + variables in, findings out.
+
+Each finding is one line naming the host, the variable and what is allowed, so an operator can
+fix the inventory without reading the role.
+"""
+from __future__ import annotations
+
+import re
+
+_VERSION_RE = re.compile(r"^\d+(\.\d+){0,3}$")
+# Values that mean "this option is off" for a GPU option.
+_OFF = (None, "", False, "none", "skip", "no", "false", "off")
+UNDEFINED = "__hvc_undefined__"
+
+
+def _version_tuple(text):
+    return tuple(int(p) for p in re.findall(r"\d+", str(text))[:4])
+
+
+def _fmt_platform(entry):
+    if entry.get("versions"):
+        return "%s %s" % (entry["os"], ", ".join(str(v) for v in entry["versions"]))
+    if entry.get("min_version"):
+        return "%s >= %s" % (entry["os"], entry["min_version"])
+    return str(entry.get("os"))
+
+
+def supported_platforms_text(platforms):
+    return "; ".join(_fmt_platform(p) for p in platforms or [])
+
+
+def check_platform(host, platform, platforms, archs):
+    """OS, version and arch against the support matrix."""
+    errors = []
+    os_id = platform.get("os_id")
+    version = str(platform.get("os_version") or "")
+    major = str(platform.get("os_version_major") or "")
+    matrix = supported_platforms_text(platforms)
+    entry = next((p for p in platforms or [] if p.get("os") == os_id), None)
+    if entry is None:
+        errors.append(
+            "host %s: OS %r (hvc_platform.os_id, %s) is not supported; supported "
+            "(preflight_supported_platforms): %s" % (host, os_id, platform.get("os_name"), matrix))
+    elif entry.get("versions") and version not in [str(v) for v in entry["versions"]] \
+            and major not in [str(v) for v in entry["versions"]]:
+        errors.append(
+            "host %s: %s version %r (hvc_platform.os_version) is not supported; supported "
+            "(preflight_supported_platforms): %s" % (host, os_id, version, matrix))
+    elif entry.get("min_version") and (not version or _version_tuple(version) < _version_tuple(entry["min_version"])):
+        errors.append(
+            "host %s: %s %s (hvc_platform.os_version) is older than the supported minimum %s; "
+            "supported (preflight_supported_platforms): %s" % (host, os_id, version or "?",
+                                                                entry["min_version"], matrix))
+    arch = platform.get("arch")
+    if arch not in (archs or []):
+        errors.append(
+            "host %s: architecture %r (hvc_platform.arch, kernel %s) is not supported; supported "
+            "(preflight_supported_archs): %s" % (host, arch, platform.get("kernel_arch"), ", ".join(archs or [])))
+    return errors
+
+
+def check_version_requirement(host, variable, required, running, what):
+    """`running` must be >= `required`; a malformed requirement is an error of its own."""
+    if required in (None, ""):
+        return []
+    if not _VERSION_RE.match(str(required)):
+        return ["host %s: %s: %r is not a version; allowed: dotted numbers such as 2.16 or 3.8.0"
+                % (host, variable, required)]
+    if _version_tuple(running) < _version_tuple(required):
+        return ["host %s: %s %s is older than %s %s; allowed: %s >= %s"
+                % (host, what, running, variable, required, what, required)]
+    return []
+
+
+def check_choices(host, choices, values):
+    """Each variable named in `choices` that is set must take (or, for a list, hold) allowed values."""
+    errors = []
+    for name in sorted(choices or {}):
+        value = (values or {}).get(name, UNDEFINED)
+        if value == UNDEFINED or value is None:
+            continue
+        allowed = list(choices[name])
+        items = value if isinstance(value, (list, tuple)) else [value]
+        unknown = [item for item in items if item not in allowed]
+        if unknown:
+            errors.append("host %s: %s has unknown value%s %s; allowed values: %s"
+                          % (host, name, "s" if len(unknown) > 1 else "",
+                             ", ".join(repr(u) for u in unknown), ", ".join(str(a) for a in allowed)))
+    return errors
+
+
+def check_gpu_options(host, platform, gpu_options, values, build_host, gpu_required):
+    """GPU options need an NVIDIA GPU (a build host may compile GPU code without one; a Mac never)."""
+    errors = []
+    has_gpu = bool(platform.get("has_nvidia_gpu"))
+    is_mac = platform.get("os_family") == "darwin"
+    if gpu_required and not has_gpu:
+        errors.append(
+            "host %s: preflight_gpu_required is true but no NVIDIA GPU was detected (hvc_platform.gpu: "
+            "no /dev/nvidia*, /proc/driver/nvidia or nvidia-smi GPU); allowed on this host: false"
+            % host)
+    if has_gpu and not is_mac:
+        return errors
+    for name in sorted(gpu_options or {}):
+        value = (values or {}).get(name, UNDEFINED)
+        if value == UNDEFINED:
+            continue
+        needs_gpu = [str(v) for v in gpu_options[name]]
+        items = value if isinstance(value, (list, tuple)) else [value]
+        hits = [item for item in items if item not in _OFF and str(item) in needs_gpu]
+        if not hits:
+            continue
+        if is_mac:
+            errors.append("host %s: %s=%s needs CUDA, which macOS does not have; allowed on this host: "
+                          "anything but %s" % (host, name, hits[0], ", ".join(needs_gpu)))
+        elif not build_host:
+            errors.append(
+                "host %s: %s=%s needs an NVIDIA GPU and none was detected on this host; allowed on this "
+                "host: anything but %s (or mark it a GPU build host: preflight_gpu_build_host / "
+                "cuda_toolkit_build_host: true)" % (host, name, hits[0], ", ".join(needs_gpu)))
+    return errors
+
+
+def check_duplicate_addresses(host, addresses):
+    """Two inventory hosts with one address are one machine configured twice."""
+    mine = (addresses or {}).get(host)
+    if not mine:
+        return []
+    others = sorted(h for h, a in addresses.items() if a == mine and h != host)
+    if not others:
+        return []
+    return ["host %s: ansible_host %s is also the address of %s; allowed values: an address no other "
+            "host of the play uses" % (host, mine, ", ".join(others))]
+
+
+def check_homebrew(host, platform, require_homebrew):
+    if platform.get("os_family") != "darwin" or not require_homebrew:
+        return []
+    if (platform.get("homebrew") or {}).get("present"):
+        return []
+    return ["host %s: Homebrew was not found (hvc_platform.homebrew: /opt/homebrew/bin/brew or "
+            "/usr/local/bin/brew) and preflight_require_homebrew is true; allowed: a Mac with Homebrew "
+            "installed" % host]
+
+
+def preflight_errors(platform, host, checks):
+    """All findings for one host; `checks` carries the knobs and the variables' values."""
+    platform = dict(platform or {})
+    checks = dict(checks or {})
+    errors = []
+    if not platform.get("os_id"):
+        return ["host %s: hvc_platform is missing (run the preflight detect step, or record the host's "
+                "facts with playbooks/record_facts.yml); allowed: facts from hvc_platform_facts" % host]
+    if not checks.get("allow_unsupported"):
+        errors += check_platform(host, platform, checks.get("platforms"), checks.get("archs"))
+    errors += check_version_requirement(host, "preflight_min_ansible_version", checks.get("min_ansible_version"),
+                                        checks.get("ansible_version", "0"), "Ansible (ansible-core)")
+    errors += check_version_requirement(host, "preflight_min_python_version", checks.get("min_python_version"),
+                                        platform.get("python_version") or "0", "the host's Python")
+    errors += check_homebrew(host, platform, checks.get("require_homebrew"))
+    errors += check_choices(host, checks.get("choices"), checks.get("values"))
+    errors += check_gpu_options(host, platform, checks.get("gpu_options"), checks.get("values"),
+                                checks.get("gpu_build_host"), checks.get("gpu_required"))
+    if checks.get("check_duplicate_addresses", True):
+        errors += check_duplicate_addresses(host, checks.get("addresses"))
+    return errors
+
+
+def preflight_summary(platform):
+    """One line for the plan: what this host is."""
+    p = dict(platform or {})
+    gpu = p.get("gpu") or {}
+    parts = ["%s %s %s" % (p.get("os_id"), p.get("os_version"), p.get("arch"))]
+    if p.get("is_raspberry_pi"):
+        parts.append(p.get("device_model") or "Raspberry Pi")
+    if gpu.get("present"):
+        parts.append("%d NVIDIA GPU%s (driver %s, CUDA %s)" % (gpu.get("count", 0), "s" if gpu.get("count", 0) > 1 else "",
+                                                               gpu.get("driver_version"), gpu.get("cuda_version")))
+    else:
+        parts.append("no NVIDIA GPU")
+    parts.append("%s cores" % p.get("cores"))
+    parts.append("Python %s" % p.get("python_version"))
+    return ", ".join(parts)
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"hvc_preflight_errors": preflight_errors, "hvc_preflight_summary": preflight_summary}
