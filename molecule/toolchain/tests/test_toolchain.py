@@ -1,0 +1,58 @@
+"""Real state after the cmake, openmpi and gloo roles (Debian 12 amd64)."""
+import json
+import re
+
+
+def _version(text, pattern):
+    match = re.search(pattern, text)
+    assert match, text
+    return tuple(int(part) for part in match.group(1).split("."))
+
+
+def _facts(host):
+    return json.loads(host.file("/tmp/hvc-toolchain-facts.json").content_string)
+
+
+def test_cmake_version_in_horovod_range(host):
+    facts = _facts(host)["cmake"]
+    out = host.check_output(f"{facts['path']} --version")
+    version = _version(out, r"cmake version ([0-9.]+)")
+    assert (3, 13) <= version < (4, 0)
+    assert facts["version"] == ".".join(map(str, version))
+
+
+def test_cmake_method_per_host(host):
+    facts = _facts(host)["cmake"]
+    if host.backend.get_hostname() == "toolchain-pip":
+        assert facts["method"] == "pip"
+        assert facts["path"] == "/opt/horovod-cluster/tools/cmake/bin/cmake"
+        assert facts["version"] == "3.31.6"
+    else:
+        assert facts["method"] == "distro"
+        assert facts["path"] == "/usr/bin/cmake"
+        assert host.package("cmake").is_installed
+
+
+def test_mpirun_major_version(host):
+    facts = _facts(host)["openmpi"]
+    out = host.check_output("mpirun --version")
+    version = _version(out, r"\(Open MPI\) ([0-9.]+)")
+    assert version[0] == 4  # Debian 12 ships Open MPI 4.1
+    assert facts["major"] == "4"
+    assert facts["mpirun"] == "/usr/bin/mpirun"
+    assert host.file("/usr/bin/mpicc").exists
+
+
+def test_mpicc_builds_a_program(host):
+    cmd = host.run(
+        "printf '#include <mpi.h>\\nint main(int c,char**v){MPI_Init(&c,&v);MPI_Finalize();return 0;}\\n'"
+        " > /tmp/hvc_t.c && mpicc /tmp/hvc_t.c -o /tmp/hvc_t && echo built"
+    )
+    assert cmd.rc == 0, cmd.stderr
+    assert "built" in cmd.stdout
+
+
+def test_pkg_config_finds_libuv(host):
+    out = host.check_output("pkg-config --modversion libuv")
+    assert _version(out, r"^([0-9]+\.[0-9]+)") >= (1, 0)
+    assert _facts(host)["gloo"]["libuv_version"] == out.strip()
