@@ -1,0 +1,125 @@
+"""The Cluster API on real ansible runs against this machine (connection local) and a dead host.
+
+Fixtures: tests/fixtures/api/content is a tiny content folder (site.yml that fails where asked,
+plan.yml publishing hvc_plan like the real one, and a link to the real playbooks/check.yml).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from horovod_cluster import CheckReport, Cluster, InventoryError, PlanResult, RolloutResult, UsageError
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "api"
+CONTENT = FIXTURES / "content"
+
+
+def make(tmp: Path, inventory: str = "inventory.yml", **kwargs) -> Cluster:
+    return Cluster(FIXTURES / inventory, content_dir=CONTENT, artifacts_dir=tmp, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def rolled(tmp_path_factory) -> tuple[Cluster, RolloutResult, list[str]]:
+    """One rollout over local1 (ok), local2 (a failing task) and gone1 (unreachable)."""
+    progress: list[str] = []
+    cluster = make(tmp_path_factory.mktemp("runs"), keep_runs=2,
+                   on_event=lambda e: progress.append(e.get("event", "")))
+    return cluster, cluster.rollout(), progress
+
+
+def test_rollout_reports_each_host(rolled):
+    _, result, _ = rolled
+    assert not result.ok
+    assert set(result.hosts) == {"local1", "local2", "gone1"}
+    local1 = result.hosts["local1"]
+    assert (local1.status, local1.changed, local1.failed, local1.failure) == ("changed", 1, 0, None)
+    assert local1.duration > 0
+
+
+def test_failed_task_and_its_message(rolled):
+    _, result, _ = rolled
+    local2 = result.hosts["local2"]
+    assert local2.status == "failed" and local2.failed == 1
+    assert local2.failure.task == "Fail where asked"
+    assert local2.failure.message == "fixture failure on local2"
+    assert local2.failure.play == "Fixture rollout"
+
+
+def test_unreachable_host(rolled):
+    _, result, _ = rolled
+    gone = result.hosts["gone1"]
+    assert gone.status == "unreachable" and gone.unreachable == 1
+    assert gone.failure.unreachable and "127.0.0.2" in gone.failure.message
+    assert result.failed_hosts == ["gone1", "local2"]
+
+
+def test_artifacts_and_events(rolled):
+    _, result, progress = rolled
+    artifacts = Path(result.artifacts)
+    assert (artifacts / "job_events").is_dir() and (artifacts / "result.json").is_file()
+    assert "runner_on_start" in progress and "playbook_on_stats" in progress
+
+
+def test_retry_targets_exactly_failed_hosts(rolled):
+    cluster, _, _ = rolled
+    retried = cluster.retry_failed()
+    assert set(retried.hosts) == {"local2", "gone1"}
+    assert retried.limit == "gone1,local2"
+    # a second cluster object (another process) finds the last rollout in the artifacts folder
+    again = Cluster(FIXTURES / "inventory.yml", content_dir=CONTENT,
+                    artifacts_dir=cluster.artifacts_dir, keep_runs=2).retry_failed()
+    assert set(again.hosts) == {"local2", "gone1"}
+    runs = list((cluster.artifacts_dir / "artifacts").iterdir())
+    assert len(runs) <= 2, "artifacts are rotated (keep_runs=2)"
+
+
+def test_retry_with_nothing_failed(tmp_path):
+    cluster = make(tmp_path, "local.yml")
+    first = cluster.rollout(serial=1, max_fail_percentage=0, tags=["fixture_change"])
+    assert first.ok and set(first.hosts) == {"local1", "local2"}
+    assert first.hosts["local1"].changed == 1
+    nothing = cluster.retry_failed()
+    assert nothing.ok and nothing.hosts == {}
+
+
+def test_plan_reads_set_stats(tmp_path):
+    plan = make(tmp_path).plan(limit="local1,local2")
+    assert isinstance(plan, PlanResult) and plan.ok
+    assert plan.hosts["local1"]["python_env"]["method"] == "venv"
+    assert set(plan.hosts) == {"local1", "local2"}
+
+
+def test_check_reports_versions_and_missing_horovod(tmp_path):
+    report = make(tmp_path, "local.yml").check()
+    assert isinstance(report, CheckReport)
+    assert set(report.hosts) == {"local1", "local2"}
+    host = report.hosts["local1"]
+    assert host["versions"]["python"].count(".") == 2 and host["arch"]
+    if host["versions"]["horovod"] is None:  # no horovod role yet: reported, not failed
+        assert "horovod not installed" in host["problems"] and not report.ok
+    assert report.run.ok and report.findings == []
+    assert report.smoke["status"] == "skipped" and report.bandwidth is None
+
+
+def test_check_finding_names_the_odd_host(tmp_path):
+    report = make(tmp_path, "mixed.yml").check(smoke=False)
+    keys = {f.key: f for f in report.findings}
+    assert "torch" in keys and keys["torch"].values["local2"] == "9.9.9"
+    assert "local2=9.9.9" in keys["torch"].message
+    assert report.smoke is None and not report.ok
+
+
+def test_bad_input_is_refused_before_running(tmp_path):
+    with pytest.raises(InventoryError, match="not found"):
+        Cluster(tmp_path / "nope.yml", content_dir=CONTENT, artifacts_dir=tmp_path).rollout()
+    broken = tmp_path / "broken.yml"
+    broken.write_text("all: [broken\n  x: :\n")
+    with pytest.raises(InventoryError, match="does not parse"):
+        Cluster(broken, content_dir=CONTENT, artifacts_dir=tmp_path).rollout()
+    cluster = make(tmp_path)
+    with pytest.raises(UsageError, match="nohost"):
+        cluster.rollout(limit="local1,nohost")
+    with pytest.raises(UsageError, match="serial"):
+        cluster.rollout(serial="0")
+    assert not (tmp_path / "artifacts").exists(), "nothing ran"

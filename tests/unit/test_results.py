@@ -1,0 +1,95 @@
+"""Typed results built from runner event dicts (shaped like ansible-runner's), JSON and JUnit."""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from horovod_cluster.cluster import UsageError, check_serial
+from horovod_cluster.results import CheckReport, PlanResult, RolloutResult, from_json
+from horovod_cluster.runner import RunOutcome
+
+
+def event(kind: str, host: str = "", **data) -> dict:
+    return {"event": kind, "event_data": {"host": host, "play": "p", **data}}
+
+
+def outcome(events, stats, rc=2) -> RunOutcome:
+    return RunOutcome("site.yml", "failed", rc, Path("/nonexistent"), 10.0, 12.5, events, stats)
+
+
+@pytest.fixture
+def result() -> RolloutResult:
+    events = [
+        {"event": "playbook_on_play_start", "event_data": {"play": "p"}},
+        event("runner_on_ok", "a", task="t1", duration=0.5, res={"changed": True}),
+        event("runner_on_failed", "b", task="t1", duration=0.25, res={"msg": "boom"}),
+        event("runner_on_failed", "a", task="t2", ignore_errors=True, res={"msg": "ignored"}),
+        event("runner_on_unreachable", "c", task="t1", res={"msg": "no route"}),
+    ]
+    stats = {"ok": {"a": 2}, "changed": {"a": 1}, "failures": {"b": 1}, "dark": {"c": 1}, "ignored": {"a": 1}}
+    return RolloutResult.from_outcome(outcome(events, stats))
+
+
+def test_counts_and_failures(result):
+    assert result.duration == 2.5 and not result.ok
+    assert result.hosts["a"].status == "changed" and result.hosts["a"].failure is None
+    assert result.hosts["a"].ignored == 1
+    assert result.hosts["b"].failure.message == "boom"
+    assert result.hosts["c"].failure.unreachable
+    assert result.failed_hosts == ["b", "c"]
+
+
+def test_junit_is_valid_and_names_the_task(result):
+    root = ET.fromstring(result.to_junit())
+    suite = root.find("testsuite")
+    assert suite.get("tests") == "3" and suite.get("failures") == "1" and suite.get("errors") == "1"
+    cases = {c.get("name"): c for c in suite.findall("testcase")}
+    assert cases["b"].find("failure").get("message") == "t1: boom"
+    assert cases["c"].find("error") is not None and len(cases["a"]) == 0
+
+
+def test_json_round_trip(result):
+    again = from_json(result.to_json())
+    assert again == result and again.to_json() == result.to_json()
+
+
+def test_run_error_without_host_failure():
+    bad = RolloutResult.from_outcome(outcome([], {}, rc=4))
+    assert not bad.ok and "exited with 4" in bad.error
+    assert ET.fromstring(bad.to_junit()).find("testsuite/testcase/error") is not None
+
+
+def test_check_report_ok_rules(result):
+    healthy = {"healthy": True, "problems": []}
+    clean = RolloutResult.from_outcome(outcome([event("runner_on_ok", "a")], {"ok": {"a": 1}}, rc=0))
+    assert CheckReport.from_stats({"hosts": {"a": healthy}, "findings": []}, clean).ok
+    assert not CheckReport.from_stats({"hosts": {}}, clean).ok, "no host checked"
+    sick = {"healthy": False, "problems": ["horovod not installed"]}
+    report = CheckReport.from_stats({"hosts": {"a": sick}}, clean)
+    assert not report.ok and report.unhealthy_hosts == ["a"]
+    finding = {"key": "torch", "message": "hosts disagree", "values": {"a": "1", "b": "2"}}
+    odd = CheckReport.from_stats({"hosts": {"a": healthy}, "findings": [finding]}, clean)
+    assert not odd.ok
+    failures = ET.fromstring(odd.to_junit()).findall(".//failure")
+    assert [f.get("message") for f in failures] == ["hosts disagree"]
+    assert from_json(odd.to_json()).to_json() == odd.to_json()
+
+
+def test_plan_junit(result):
+    plan = PlanResult({"a": {"cuda_toolkit": {"action": "skip", "method": "none", "reason": "no GPU"}}}, result)
+    suites = ET.fromstring(plan.to_junit()).findall("testsuite")
+    assert [s.get("name") for s in suites] == ["plan", "site.yml"]
+    assert from_json(plan.to_json()).hosts == plan.hosts
+
+
+@pytest.mark.parametrize("value", ["1", 3, "30%", "100%", "1,2,50%"])
+def test_serial_accepts(value):
+    assert check_serial(value)
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "abc", "101%", "0%", "1.5", ""])
+def test_serial_refuses(value):
+    with pytest.raises(UsageError):
+        check_serial(value)
