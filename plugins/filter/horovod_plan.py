@@ -1,0 +1,76 @@
+"""The horovod role's decision, as pure functions (used by roles/horovod/tasks/decide.yml).
+
+Step 1, per host: `horovod_host_state(state, options)` ->
+    {"platform_key": str, "needs": bool, "build_candidate": bool, "reason": str}
+  state:   {"platform_key": str, "installed": "0.28.1" | None, "marker": {...} | {}, "cached_wheels": [paths]}
+  options: {"force_rebuild": bool, "share_wheels": bool}
+  A host needs horovod when it is not installed, its marker names another platform key (or is
+  missing/corrupt: an interrupted build or install never wrote it), or a rebuild is forced.
+  It must build (build_candidate) when it needs horovod and no wheel of its key is cached (or a
+  rebuild is forced, or wheels are not shared).
+
+Step 2, per host, seeing every play host: `horovod_plan(me, peers, options)` -> the plan
+    {"action": build|install_wheel|none, "method", "reason", "platform_key", "builder"}
+  peers: [{"host", "platform_key", "build_candidate"}] of all play hosts (me included).
+  The builder of a key is the first host, sorted by name, among the build candidates of that key;
+  the others install its wheel after the controller collected it. A key no builder covers is
+  built by the host itself.
+"""
+from __future__ import annotations
+
+
+def horovod_host_state(state: dict, options: dict | None = None) -> dict:
+    state = dict(state or {})
+    options = dict(options or {})
+    key = state.get("platform_key")
+    if not key:
+        raise ValueError("horovod_host_state: state.platform_key is missing")
+    force = bool(options.get("force_rebuild"))
+    share = options.get("share_wheels", True)
+    marker = state.get("marker") or {}
+    installed = state.get("installed")
+    if force:
+        reason = "horovod_force_rebuild is true"
+    elif not installed:
+        reason = "horovod not installed"
+    elif not marker.get("platform_key"):
+        reason = "no marker (an earlier build or install did not finish)"
+    elif marker.get("platform_key") != key:
+        reason = f"platform key changed from {marker.get('platform_key')}"
+    else:
+        reason = f"installed horovod matches platform key {key}"
+    needs = force or not installed or marker.get("platform_key") != key
+    cached = list(state.get("cached_wheels") or []) if share else []
+    build_candidate = bool(needs and (force or not cached or not share))
+    return {"platform_key": key, "needs": bool(needs), "build_candidate": build_candidate, "reason": reason}
+
+
+def horovod_plan(me: dict, peers: list, options: dict | None = None) -> dict:
+    me = dict(me or {})
+    options = dict(options or {})
+    share = options.get("share_wheels", True)
+    source = options.get("source", "pypi")
+    key = me["platform_key"]
+    host = me["host"]
+    plan = {"platform_key": key, "reason": me.get("reason", "")}
+    if not me.get("needs"):
+        plan.update(action="none", method="marker_matches", builder="")
+        return plan
+    if not me.get("build_candidate"):
+        plan.update(action="install_wheel", method="wheel_from_cache", builder="cache")
+        return plan
+    same = sorted(p["host"] for p in peers or []
+                  if p.get("build_candidate") and p.get("platform_key") == key)
+    builder = same[0] if (share and same) else host
+    if builder == host:
+        plan.update(action="build", method=f"build_{source}", builder=host)
+    else:
+        plan.update(action="install_wheel", method="wheel_from_builder", builder=builder)
+    return plan
+
+
+class FilterModule:
+    """horovod_host_state, horovod_plan."""
+
+    def filters(self):
+        return {"horovod_host_state": horovod_host_state, "horovod_plan": horovod_plan}
