@@ -1,0 +1,31 @@
+"""Real state of the python_env (venv) scenario: the venv's python imports torch 2.13.0+cpu."""
+import json
+
+VENV = "/opt/horovod/venv"
+WHEEL = "/opt/horovod/wheelhouse/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"
+
+
+def test_venv_python_is_311(host):
+    out = host.check_output(f"{VENV}/bin/python -c 'import sys; print(sys.version_info[:2])'")
+    assert out == "(3, 11)"
+
+
+def test_venv_imports_cpu_torch_from_wheelhouse(host):
+    script = "import json, torch; print(json.dumps([torch.__version__, torch.version.cuda]))"
+    version, cuda = json.loads(host.check_output(f"{VENV}/bin/python -c '{script}'"))
+    assert version == "2.13.0+cpu"
+    assert cuda is None
+
+
+def test_torch_came_from_the_wheelhouse_copy(host):
+    wheel = host.file(WHEEL)
+    assert wheel.is_file
+    assert wheel.size > 100 * 1024 * 1024
+    requirements = host.file(f"{VENV}/hvc-requirements.txt").content_string
+    assert "--find-links /opt/horovod/wheelhouse" in requirements
+    assert "torch==2.13.0+cpu" in requirements.splitlines()
+
+
+def test_torch_computes(host):
+    out = host.check_output(f"{VENV}/bin/python -c 'import torch; print(int(torch.ones(3).sum()))'")
+    assert out == "3"

@@ -1,0 +1,190 @@
+"""python_env decide step over recorded facts: platform -> installer, armv7l fallback, torch build,
+wheel selection and bad inputs failing early with the variable's name.
+
+decide.yml makes no change to any host, so it runs here against localhost with faked facts
+(`ansible_facts` passed as an extra var).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+PLAYBOOK = """
+- name: Decide python_env
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: Run the decide step
+      ansible.builtin.include_role:
+        name: python_env
+        tasks_from: decide.yml
+    - name: Show the plan
+      ansible.builtin.debug:
+        var: __python_env_plan
+"""
+
+DEBIAN_AMD64 = {"system": "Linux", "architecture": "x86_64", "os_family": "Debian",
+                "distribution": "Debian", "distribution_major_version": "12"}
+PI_ARMV7L = {**DEBIAN_AMD64, "architecture": "armv7l"}
+PI_ARM64 = {**DEBIAN_AMD64, "architecture": "aarch64"}
+UBUNTU_GPU = {**DEBIAN_AMD64, "distribution": "Ubuntu", "distribution_major_version": "24",
+              "hvc_platform": {"gpu_count": 2, "cuda_version": "12.4"}}
+MAC_ARM64 = {"system": "Darwin", "architecture": "arm64", "os_family": "Darwin",
+             "distribution": "MacOSX", "distribution_major_version": "14"}
+
+
+def decide(tmp_path: Path, facts: dict, **variables) -> tuple[dict | None, str]:
+    """Run decide.yml; return (plan, failure message)."""
+    (tmp_path / "decide.yml").write_text(PLAYBOOK, encoding="utf-8")
+    (tmp_path / "vars.json").write_text(json.dumps({"ansible_facts": facts, **variables}), encoding="utf-8")
+    env = {**os.environ, "ANSIBLE_ROLES_PATH": str(REPO / "roles"), "ANSIBLE_STDOUT_CALLBACK": "json",
+           "ANSIBLE_CACHE_PLUGIN": "memory", "ANSIBLE_CONFIG": str(REPO / "ansible.cfg")}
+    run = subprocess.run(
+        [str(Path(sys.executable).with_name("ansible-playbook")), "-i", "localhost,", "-c", "local",
+         "-e", f"ansible_python_interpreter={sys.executable}", "-e", f"@{tmp_path / 'vars.json'}",
+         str(tmp_path / "decide.yml")],
+        capture_output=True, text=True, env=env, cwd=REPO, check=False)
+    report = json.loads(run.stdout)
+    plan, failure = None, ""
+    for task in report["plays"][0]["tasks"]:
+        result = task["hosts"].get("localhost", {})
+        if result.get("failed"):
+            failures = [r.get("msg", "") for r in result.get("results", []) if r.get("failed")]
+            failure = " ".join(failures) or result.get("msg", "")
+        if "__python_env_plan" in result:
+            plan = result["__python_env_plan"]
+    return plan, failure
+
+
+def test_default_is_venv_on_debian(tmp_path):
+    plan, failure = decide(tmp_path, DEBIAN_AMD64)
+    assert not failure
+    assert plan["method"] == "venv" and plan["action"] == "install"
+    assert plan["python"] == "/opt/horovod/venv/bin/python"
+
+
+def test_conda_on_armv7l_falls_back_to_venv_with_reason(tmp_path):
+    plan, failure = decide(tmp_path, PI_ARMV7L, python_env_manager="conda")
+    assert not failure
+    assert plan["method"] == "venv"
+    assert plan["reason"] == "armv7l: no miniforge installer, using venv"
+
+
+def test_conda_on_armv7l_forced_fails_naming_the_variable(tmp_path):
+    plan, failure = decide(tmp_path, PI_ARMV7L, python_env_manager="conda", python_env_conda_force=True)
+    assert plan is None
+    assert "python_env_conda_force" in failure
+
+
+@pytest.mark.parametrize(
+    ("facts", "distribution", "platform", "url_end"),
+    [
+        (DEBIAN_AMD64, "miniforge", "Linux-x86_64", "/25.3.0-3/Miniforge3-Linux-x86_64.sh"),
+        (PI_ARM64, "miniforge", "Linux-aarch64", "/25.3.0-3/Miniforge3-Linux-aarch64.sh"),
+        (DEBIAN_AMD64, "miniconda", "Linux-x86_64", "/miniconda/Miniconda3-py311_24.9.2-0-Linux-x86_64.sh"),
+    ],
+)
+def test_platform_to_installer(tmp_path, facts, distribution, platform, url_end):
+    plan, failure = decide(tmp_path, facts, python_env_manager="conda",
+                           python_env_conda_distribution=distribution)
+    assert not failure
+    installer = plan["installer"]
+    assert plan["method"] == "conda"
+    assert installer["platform"] == platform
+    assert installer["url"].endswith(url_end)
+    assert len(installer["sha256"]) == 64 and installer["source"] == "internet"
+    assert plan["python"] == "/opt/conda/envs/horovod/bin/python"
+
+
+def test_macos_installer_without_shipped_sha_asks_for_the_variable(tmp_path):
+    plan, failure = decide(tmp_path, MAC_ARM64, python_env_manager="conda")
+    assert plan is None
+    assert "python_env_conda_sha256['MacOSX-arm64']" in failure
+
+
+def test_macos_installer_with_user_sha(tmp_path):
+    digest = "ab" * 32
+    plan, failure = decide(tmp_path, MAC_ARM64, python_env_manager="conda",
+                           python_env_conda_sha256={"MacOSX-arm64": digest})
+    assert not failure
+    assert plan["installer"]["platform"] == "MacOSX-arm64"
+    assert plan["installer"]["sha256"] == digest
+    assert plan["torch_variant"] == "cpu"
+
+
+def test_other_conda_version_needs_its_sha(tmp_path):
+    plan, failure = decide(tmp_path, DEBIAN_AMD64, python_env_manager="conda",
+                           python_env_conda_version="24.11.3-0")
+    assert plan is None and "python_env_conda_sha256['Linux-x86_64']" in failure
+
+
+def test_gpu_host_gets_cuda_torch_and_cpu_host_the_cpu_build(tmp_path):
+    gpu, failure = decide(tmp_path, UBUNTU_GPU, python_env_torch_version="2.13.0")
+    assert not failure
+    assert gpu["torch_variant"] == "cuda" and gpu["torch_requirement"] == "torch==2.13.0"
+    cpu, failure = decide(tmp_path, DEBIAN_AMD64, python_env_torch_version="2.13.0")
+    assert not failure
+    assert cpu["torch_variant"] == "cpu" and cpu["torch_requirement"] == "torch==2.13.0+cpu"
+    assert cpu["pip_options"] == ["--extra-index-url https://download.pytorch.org/whl/cpu"]
+
+
+def test_cuda_build_host_without_gpu(tmp_path):
+    plan, _ = decide(tmp_path, DEBIAN_AMD64, python_env_torch_version="2.13.0", python_env_cuda_build_host=True)
+    assert plan["torch_variant"] == "cuda"
+
+
+def test_wheelhouse_ships_only_the_wheels_this_host_can_use(tmp_path):
+    wheelhouse = tmp_path / "wheels"
+    wheelhouse.mkdir()
+    names = ["torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl",
+             "torch-2.13.0-cp311-cp311-manylinux_2_28_aarch64.whl",
+             "filelock-3.16.1-py3-none-any.whl"]
+    for name in names:
+        (wheelhouse / name).write_bytes(b"")
+    plan, failure = decide(tmp_path, DEBIAN_AMD64, python_env_torch_version="2.13.0",
+                           python_env_wheelhouse=str(wheelhouse), python_env_offline=True)
+    assert not failure
+    assert plan["wheels"] == [names[2], names[0]]
+    assert plan["pip_options"] == ["--find-links /opt/horovod/wheelhouse", "--no-index"]
+    arm, failure = decide(tmp_path, PI_ARM64, python_env_torch_version="2.13.0",
+                          python_env_wheelhouse=str(wheelhouse))
+    assert arm["wheels"] == [names[2], names[1]] and arm["torch_requirement"] == "torch==2.13.0"
+
+
+@pytest.mark.parametrize(
+    ("variables", "named"),
+    [
+        ({"python_env_manager": "pipenv"}, "python_env_manager"),
+        ({"python_env_torch_version": "==2.13.0"}, "python_env_torch_version"),
+        ({"python_env_torch_version": "latest"}, "python_env_torch_version"),
+        ({"python_env_conda_version": "25.3"}, "python_env_conda_version"),
+        ({"python_env_cuda_version": "12"}, "python_env_cuda_version"),
+        ({"python_env_torch_variant": "rocm"}, "python_env_torch_variant"),
+        ({"python_env_wheelhouse": "/nonexistent/wheels"}, "python_env_wheelhouse"),
+        ({"python_env_offline": True}, "python_env_offline"),
+        ({"python_env_wheelhouse": "/tmp", "python_env_wheelhouse_files": ["torch-9.9.9-py3-none-any.whl"]},
+         "python_env_wheelhouse_files"),
+        ({"python_env_manager": "conda", "python_env_artifacts_dir": "/tmp"}, "python_env_artifacts_dir"),
+        ({"python_env_manager": "conda", "python_env_torch_variant": "cuda"}, "python_env_cuda_version"),
+    ],
+)
+def test_bad_input_fails_naming_the_variable(tmp_path, variables, named):
+    plan, failure = decide(tmp_path, DEBIAN_AMD64, **variables)
+    assert plan is None
+    assert named in failure
+
+
+def test_offline_without_the_torch_wheel_fails(tmp_path):
+    wheelhouse = tmp_path / "wheels"
+    wheelhouse.mkdir()
+    (wheelhouse / "filelock-3.16.1-py3-none-any.whl").write_bytes(b"")
+    plan, failure = decide(tmp_path, DEBIAN_AMD64, python_env_torch_version="2.13.0",
+                           python_env_wheelhouse=str(wheelhouse), python_env_offline=True)
+    assert plan is None and "python_env_wheelhouse" in failure and "torch==2.13.0+cpu" in failure

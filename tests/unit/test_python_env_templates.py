@@ -1,0 +1,130 @@
+"""python_env role: environment.yml / requirements.txt templates and the installer tables.
+
+The templates are rendered with Jinja2 the way Ansible's template module does (trim_blocks),
+from the variables decide.yml sets, for a CUDA host and a CPU host.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import jinja2
+import pytest
+import yaml
+
+ROLE = Path(__file__).resolve().parents[2] / "roles" / "python_env"
+ROLE_VARS = yaml.safe_load((ROLE / "vars" / "main.yml").read_text(encoding="utf-8"))
+DEFAULTS = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text(encoding="utf-8"))
+
+
+def render(name: str, **overrides) -> str:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(ROLE / "templates")),
+        trim_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    context = {**DEFAULTS, **ROLE_VARS, "ansible_managed": "Ansible managed"}
+    context.update(
+        __python_env_system="Linux",
+        __python_env_arch="x86_64",
+        __python_env_variant="cpu",
+        __python_env_cuda_version="",
+        __python_env_pip_options=[],
+        __python_env_requirements=[],
+    )
+    context.update(overrides)
+    return env.get_template(name).render(**context)
+
+
+def gpu_env(**extra) -> dict:
+    return yaml.safe_load(render("environment.yml.j2", __python_env_variant="cuda",
+                                 __python_env_cuda_version="12.4", **extra))
+
+
+def cpu_env(**extra) -> dict:
+    return yaml.safe_load(render("environment.yml.j2", **extra))
+
+
+def test_channel_priority_pytorch_then_conda_forge_then_defaults():
+    assert cpu_env()["channels"] == ["pytorch", "conda-forge", "defaults"]
+    assert gpu_env()["channels"] == ["pytorch", "conda-forge", "defaults"]
+
+
+def test_gpu_host_gets_cuda_packages_tied_to_the_system_toolkit():
+    deps = gpu_env()["dependencies"]
+    names = [d for d in deps if isinstance(d, str)]
+    for package in ("cudnn", "nccl", "cxx-compiler", "mpi4py", "cmake>=3.13,<4", "python=3.11"):
+        assert package in names
+    assert "nvcc_linux-64=12.4" in names
+
+
+def test_gpu_aarch64_host_uses_the_aarch64_nvcc_metapackage():
+    names = gpu_env(__python_env_arch="aarch64")["dependencies"]
+    assert "nvcc_linux-aarch64=12.4" in names
+    assert not any(str(d).startswith("nvcc_linux-64") for d in names)
+
+
+def test_cpu_host_has_no_cuda_packages():
+    names = [d for d in cpu_env()["dependencies"] if isinstance(d, str)]
+    assert "mpi4py" in names and "cmake>=3.13,<4" in names
+    assert not {"cudnn", "nccl", "cxx-compiler"} & set(names)
+    assert not any(n.startswith("nvcc_") for n in names)
+
+
+def test_pip_section_points_at_the_rendered_requirements_file():
+    pip = [d for d in cpu_env()["dependencies"] if isinstance(d, dict)]
+    assert pip == [{"pip": ["-r file:/opt/conda/envs/.hvc/horovod-requirements.txt"]}]
+
+
+def test_extra_conda_packages_and_python_version():
+    deps = cpu_env(python_env_conda_packages=["numpy=1.26"], python_env_python_version="3.10")["dependencies"]
+    assert "numpy=1.26" in deps and "python=3.10" in deps
+
+
+def test_requirements_carry_wheelhouse_options_then_pins():
+    text = render(
+        "requirements.txt.j2",
+        __python_env_pip_options=["--find-links /opt/horovod/wheelhouse", "--no-index"],
+        __python_env_requirements=["torch==2.13.0+cpu", "numpy==1.26.4"],
+    )
+    lines = [line for line in text.splitlines() if line and not line.startswith("#")]
+    assert lines == ["--find-links /opt/horovod/wheelhouse", "--no-index", "torch==2.13.0+cpu", "numpy==1.26.4"]
+
+
+@pytest.mark.parametrize(
+    ("system", "arch", "platform"),
+    [
+        ("Linux", "x86_64", "Linux-x86_64"),
+        ("Linux", "aarch64", "Linux-aarch64"),
+        ("Darwin", "x86_64", "MacOSX-x86_64"),
+        ("Darwin", "arm64", "MacOSX-arm64"),
+    ],
+)
+def test_platform_to_installer_mapping(system, arch, platform):
+    assert ROLE_VARS["__python_env_conda_platforms"][system][arch] == platform
+    for table in ROLE_VARS["__python_env_conda_installers"].values():
+        assert platform in table["sha256"]
+
+
+def test_armv7l_has_no_installer():
+    assert "armv7l" not in ROLE_VARS["__python_env_conda_platforms"]["Linux"]
+
+
+def test_sha_table_holds_real_digests_or_nothing():
+    for table in ROLE_VARS["__python_env_conda_installers"].values():
+        assert re.match(ROLE_VARS["__python_env_conda_version_regex"], table["version"])
+        for digest in table["sha256"].values():
+            assert digest == "" or re.fullmatch(r"[0-9a-f]{64}", digest)
+    # The Linux x86_64 installers of both distributions ship a verified digest.
+    for name in ("miniforge", "miniconda"):
+        assert ROLE_VARS["__python_env_conda_installers"][name]["sha256"]["Linux-x86_64"]
+
+
+def test_version_regexes_accept_good_and_refuse_bad():
+    version = re.compile(ROLE_VARS["__python_env_version_regex"])
+    assert version.match("2.13.0") and version.match("2.13")
+    for bad in ("==2.13.0", "2.13.0+cpu", "latest", "2", "2.13.x"):
+        assert not version.match(bad)
+    conda = re.compile(ROLE_VARS["__python_env_conda_version_regex"])
+    assert conda.match("25.3.0-3") and conda.match("py311_24.9.2-0")
+    assert not conda.match("latest") and not conda.match("25.3")
