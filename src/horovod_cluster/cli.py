@@ -9,8 +9,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from .cluster import LAST_ROLLOUT, LAST_RUN, Cluster, UsageError, check_serial
-from .content import cache_dir, content_dir
+from .cluster import (LAST_ROLLOUT, LAST_RUN, Cluster, UsageError, check_serial, default_artifacts_dir,
+                      load_saved)
+from .content import content_dir
 from .progress import LiveProgress, TaskCounts
 from .render import render
 from .results import Result, RolloutResult, from_json
@@ -135,6 +136,10 @@ def run_options(func):
     return func
 
 
+def _artifacts_dir(opts: dict) -> Path:
+    return Path(opts["artifacts_dir"]) if opts.get("artifacts_dir") else default_artifacts_dir()
+
+
 def _cluster(opts: dict, on_event=None) -> Cluster:
     inventory = list(opts["inventory"]) or [content_dir() / "inventories" / "sandbox"]
     return Cluster(inventory, artifacts_dir=opts["artifacts_dir"], forks=opts["forks"],
@@ -203,8 +208,9 @@ def rollout(limit, tags, skip_tags, serial, max_fail_percentage, check_mode, dif
 @run_options
 def retry(**opts) -> None:
     """Re-run the last rollout on only the hosts that failed or were unreachable."""
-    cluster = _cluster(opts)
-    last = cluster.load(LAST_ROLLOUT)
+    last = load_saved(_artifacts_dir(opts), LAST_ROLLOUT)
+    if not opts["inventory"] and isinstance(last, RolloutResult):
+        opts["inventory"] = [Path(p) for p in last.options.get("inventory", [])]  # the same cluster
     if isinstance(last, RolloutResult) and not last.failed_hosts:
         console.print("nothing to retry: the last rollout had no failed or unreachable host")
     _drive(opts, last.playbook if last else "site.yml", lambda c: c.retry_failed())
@@ -228,7 +234,7 @@ def check(smoke: bool, bench: bool, limit: str | None, **opts) -> None:
 @click.option("--artifacts-dir", type=click.Path(file_okay=False, path_type=Path), envvar="HOROVOD_CLUSTER_ARTIFACTS")
 def report(source: Path | None, **opts) -> None:
     """Show the last run's summary again (and re-export it) without running anything."""
-    path = source or (Path(opts["artifacts_dir"]) if opts["artifacts_dir"] else cache_dir() / "runs") / LAST_RUN
+    path = source or _artifacts_dir(opts) / LAST_RUN
     if not path.is_file():
         raise InputError(f"no saved run at {path}: run plan, rollout or check first")
     try:

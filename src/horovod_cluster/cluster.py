@@ -20,6 +20,16 @@ LAST_ROLLOUT = "last-rollout.json"  # the last rollout or retry, for `retry_fail
 _SERIAL = re.compile(r"^([1-9][0-9]*|([1-9][0-9]?|100)%)$")
 
 
+def default_artifacts_dir() -> Path:
+    return cache_dir() / "runs"
+
+
+def load_saved(artifacts_dir: Path, name: str = LAST_RUN) -> Result | None:
+    """A result saved in an artifacts folder (LAST_RUN or LAST_ROLLOUT), or None."""
+    path = artifacts_dir / name
+    return from_json(path.read_text()) if path.is_file() else None
+
+
 class UsageError(ValueError):
     """A bad argument (unknown host in limit, bad serial); nothing was run."""
 
@@ -58,7 +68,7 @@ class Cluster:
         # A relative inventory is looked up in the working folder, then in the content folder
         # (so the README's Cluster("inventories/sandbox") works from a checkout or anywhere).
         self.inventory = [self._resolve_inventory(Path(s)) for s in sources]
-        self.artifacts_dir = Path(artifacts_dir).resolve() if artifacts_dir else cache_dir() / "runs"
+        self.artifacts_dir = Path(artifacts_dir).resolve() if artifacts_dir else default_artifacts_dir()
         self.extravars = dict(extravars or {})
         self.forks = forks
         self.verbosity = verbosity
@@ -111,7 +121,9 @@ class Cluster:
     def _run(self, playbook: str, *, extravars: dict[str, Any] | None = None,
              **options: Any) -> tuple[RolloutResult, dict[str, Any]]:
         """One playbook run -> (its typed result, the `set_stats` data it published)."""
-        self.inventory_data()  # fail early, with InventoryError, on a missing or broken inventory
+        # Fail early, before anything runs, on a missing, broken or empty inventory.
+        if not self.hosts():
+            raise InventoryError(f"no hosts in the inventory {', '.join(map(str, self.inventory))}")
         limit = self.check_limit(options.pop("limit", None))
         outcome = self.runner.run(
             playbook, self.inventory, limit=limit, extravars={**self.extravars, **(extravars or {})},
@@ -119,7 +131,8 @@ class Cluster:
         )
         result = RolloutResult.from_outcome(
             outcome, limit=limit, check_mode=bool(options.get("check")),
-            options={"playbook": playbook, "limit": limit, "extravars": extravars or {}, **options},
+            options={"playbook": playbook, "inventory": [str(p) for p in self.inventory], "limit": limit,
+                     "extravars": extravars or {}, **options},
         )
         return result, outcome.artifact_data
 
@@ -162,6 +175,7 @@ class Cluster:
         options = dict(run.options)
         playbook = options.pop("playbook", run.playbook)
         options.pop("limit", None)
+        options.pop("inventory", None)  # this cluster's inventory is used
         hosts = run.failed_hosts
         if not hosts:
             return RolloutResult(playbook=playbook, status="successful", rc=0, artifacts="",
@@ -195,8 +209,7 @@ class Cluster:
 
     def load(self, name: str) -> Result | None:
         """A saved result of this artifacts folder: LAST_RUN or LAST_ROLLOUT."""
-        path = self.artifacts_dir / name
-        return from_json(path.read_text()) if path.is_file() else None
+        return load_saved(self.artifacts_dir, name)
 
 
 def _join(value: str | Sequence[str] | None) -> str | None:

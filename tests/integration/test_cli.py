@@ -1,0 +1,98 @@
+"""The horovod-cluster CLI: real runs through click's runner, one real subprocess, exit codes."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from horovod_cluster.cli import main
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "api"
+
+
+@pytest.fixture
+def cli(tmp_path, monkeypatch):
+    """Invoke the CLI on the fixture content with a private artifacts folder."""
+    monkeypatch.setenv("HOROVOD_CLUSTER_CONTENT", str(FIXTURES / "content"))
+    monkeypatch.setenv("HOROVOD_CLUSTER_ARTIFACTS", str(tmp_path / "runs"))
+
+    def invoke(*args: str):
+        return CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return invoke
+
+
+def test_rollout_failures_exit_1_and_write_reports(cli, tmp_path):
+    junit, report = tmp_path / "r.xml", tmp_path / "r.json"
+    run = cli("rollout", "-i", str(FIXTURES / "inventory.yml"), "--junit", str(junit), "--json", str(report))
+    assert run.exit_code == 1, run.output
+    assert "fixture failure on local2" in run.output and "unreachable" in run.output
+    suite = ET.parse(junit).getroot().find("testsuite")
+    cases = {c.get("name"): c for c in suite.findall("testcase")}
+    assert set(cases) == {"local1", "local2", "gone1"}
+    assert cases["local2"].find("failure") is not None and cases["gone1"].find("error") is not None
+    assert '"kind": "rollout"' in report.read_text()
+
+    # report re-renders the saved run; retry runs only the two bad hosts
+    again = cli("report", "--junit", str(tmp_path / "again.xml"))
+    assert again.exit_code == 1 and "local2" in again.output
+    assert ET.parse(tmp_path / "again.xml").getroot().find("testsuite") is not None
+    retry = cli("retry", "--json", str(tmp_path / "retry.json"))
+    assert retry.exit_code == 1
+    assert "local1" not in retry.output.split("site.yml", 1)[1]
+
+
+def test_rollout_ok_exits_0(cli):
+    run = cli("rollout", "-i", str(FIXTURES / "local.yml"), "--serial", "50%", "--tags", "fixture_change", "-v")
+    assert run.exit_code == 0, run.output
+    assert "rollout: OK" in run.output
+
+
+def test_check_exits_1_while_horovod_is_missing(cli, tmp_path):
+    run = cli("check", "-i", str(FIXTURES / "mixed.yml"), "--no-smoke", "--junit", str(tmp_path / "c.xml"))
+    assert run.exit_code == 1, run.output
+    assert "hosts disagree on torch" in run.output
+    failures = ET.parse(tmp_path / "c.xml").getroot().findall(".//failure")
+    assert any("torch" in (f.get("message") or "") for f in failures)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-i", "/nonexistent/hosts.yml"], "inventory not found"),
+    (["-i", "{broken}"], "does not parse"),
+    (["-i", "{inventory}", "--limit", "nohost"], "no host or group named 'nohost'"),
+    (["-i", "{inventory}", "--serial", "many"], "bad serial"),
+    (["-i", "{empty}"], "no hosts"),
+])
+def test_bad_input_exits_2(cli, tmp_path, args, message):
+    broken = tmp_path / "broken.yml"
+    broken.write_text("all: [broken\n  x: :\n")
+    empty = tmp_path / "empty.yml"
+    empty.write_text("all:\n  hosts: {}\n")
+    args = [a.format(broken=broken, inventory=FIXTURES / "inventory.yml", empty=empty) for a in args]
+    run = CliRunner().invoke(main, ["rollout", *args])
+    assert run.exit_code == 2, run.output
+    assert message in run.output and "Traceback" not in run.output
+    assert not (tmp_path / "runs" / "artifacts").exists()
+
+
+def test_report_without_a_run_exits_2(cli):
+    run = cli("report")
+    assert run.exit_code == 2 and "no saved run" in run.output
+
+
+def test_real_subprocess_from_another_folder(tmp_path):
+    """The installed console script, run elsewhere, with a user inventory given by path."""
+    exe = shutil.which("horovod-cluster")
+    assert exe, "horovod-cluster is not installed in this environment"
+    env = {**os.environ, "HOROVOD_CLUSTER_CONTENT": str(FIXTURES / "content"),
+           "HOROVOD_CLUSTER_ARTIFACTS": str(tmp_path / "runs")}
+    junit = tmp_path / "plan.xml"
+    done = subprocess.run([exe, "plan", "-i", str(FIXTURES / "local.yml"), "--junit", str(junit)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "python_env" in done.stdout
+    assert len(ET.parse(junit).getroot().findall("testsuite/testcase")) >= 2
