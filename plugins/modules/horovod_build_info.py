@@ -67,6 +67,7 @@ ansible_facts:
 """
 
 import os
+import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.horovod_check_build import (
@@ -99,9 +100,14 @@ def main():
     env = {"PYTHONWARNINGS": "ignore", "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
     rc, _out, _err = module.run_command([python, "-c", _IMPORT_PROBE], environ_update=env)
     if rc == 0:
-        rc, out, err = module.run_command(
-            ["timeout", str(module.params["timeout"]), python, "-c", _CHECK_BUILD, "--check-build"],
-            environ_update=env)
+        run_env = dict(os.environ, **env)
+        try:
+            proc = subprocess.run([python, "-c", _CHECK_BUILD, "--check-build"], env=run_env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  universal_newlines=True, timeout=module.params["timeout"])
+        except subprocess.TimeoutExpired:
+            module.fail_json(msg="check-build did not finish in %s s" % module.params["timeout"])
+        rc, out, err = proc.returncode, proc.stdout, proc.stderr
         try:
             parsed = parse_check_build(out)
         except CheckBuildParseError as exc:
