@@ -55,18 +55,21 @@ def _plan(result: PlanResult, console: Console) -> None:
 
 
 def _check(report: CheckReport, console: Console) -> None:
-    table = Table("host", "os", "arch", "python", "torch", "horovod", "mpirun", "cmake", "problems",
-                  title="check", title_justify="left")
+    table = Table("host", "os / arch", "python", "torch", "horovod", "mpirun", "cmake", "health",
+                  title="check (- = not installed)", title_justify="left")
     for name, host in sorted(report.hosts.items()):
         versions = host.get("versions", {})
-        cells = [str(versions.get(k) or "absent") for k in ("python", "torch", "horovod", "mpirun", "cmake")]
-        problems = "; ".join(host.get("problems", []))
-        table.add_row(name, str(host.get("os", "")), str(host.get("arch", "")), *cells,
-                      f"[red]{problems}[/]" if problems else "[green]healthy[/]")
+        cells = [str(versions.get(k) or "-") for k in ("python", "torch", "horovod", "mpirun", "cmake")]
+        health = "[red]problems[/]" if host.get("problems") else "[green]healthy[/]"
+        table.add_row(name, f"{host.get('os', '')} {host.get('arch', '')}", *cells, health)
     console.print(table)
+    # Long texts below the table, one per line, so a narrow CI log keeps them whole.
+    for name, host in sorted(report.hosts.items()):
+        for problem in host.get("problems", []):
+            console.print(f"[red]problem[/] {name}: {problem}")
     for finding in report.findings:
-        console.print(f"[bold red]finding[/] {finding.message}")
+        console.print(f"[bold red]finding[/] {finding.message}", highlight=False)
     for key in ("smoke", "bandwidth"):
         value = getattr(report, key)
         if value is not None:
-            console.print(f"{key}: {value.get('status')} {value.get('reason', '')}")
+            console.print(f"{key}: {value.get('status')} {value.get('reason', '')}", highlight=False)
