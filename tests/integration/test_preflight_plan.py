@@ -1,0 +1,109 @@
+"""plan.yml ("decide, then apply") over recorded facts, with no connection to any host, and the
+preflight role passing for real on this machine."""
+from __future__ import annotations
+
+import os
+import platform
+
+import pytest
+
+from preflight_helpers import PLAN_INVENTORY, REPO, local_inventory, plan_preflight, run_playbook
+
+FIXTURE_HOSTS = {
+    # host: (os_id, os_version, arch, is_raspberry_pi, gpu_count)
+    "gpu-ubuntu2404": ("ubuntu", "24.04", "x86_64", False, 2),
+    "mac-m2": ("macos", "14.5", "aarch64", False, 0),
+    "pi5-64": ("raspios", "12", "aarch64", True, 0),
+    "pi4-32": ("raspios", "12", "armv7l", True, 0),
+    "cpu-debian12": ("debian", "12", "x86_64", False, 0),
+}
+
+
+def test_preflight_plan_over_recorded_facts():
+    run = plan_preflight(PLAN_INVENTORY)
+    assert run.rc == 0, run.stderr
+    assert set(run.plan) == set(FIXTURE_HOSTS)  # merged across hosts, one entry each
+    for host, (os_id, version, arch, is_pi, gpus) in FIXTURE_HOSTS.items():
+        assert run.stats[host]["unreachable"] == 0 and run.stats[host]["failures"] == 0
+        plan = run.plan[host]["preflight"]
+        assert (plan["action"], plan["method"]) == ("pass", "validate")
+        got = plan["platform"]
+        assert (got["os_id"], got["os_version"], got["arch"], got["is_raspberry_pi"], got["gpu_count"]) == \
+            (os_id, version, arch, is_pi, gpus)
+    assert run.plan["gpu-ubuntu2404"]["preflight"]["platform"]["cuda_version"] == "13.0"
+    assert "2 NVIDIA GPUs (driver 580.95.05, CUDA 13.0)" in run.plan["gpu-ubuntu2404"]["preflight"]["reason"]
+    assert "Raspberry Pi 5 Model B Rev 1.0" in run.plan["pi5-64"]["preflight"]["reason"]
+    assert run.changed() == 0
+
+
+def test_plan_makes_no_connection():
+    """The fixture hosts' ssh is a program that does not exist: the first connection would fail the
+    host. Every role's decide step runs (not only preflight's) and none of them may reach a host."""
+    run = run_playbook("plan.yml", PLAN_INVENTORY)
+    connected = sorted({(host, name) for host, name, result in run.results()
+                        if "Unable to execute ssh" in str(result.get("msg", ""))
+                        or "plan-must-not-connect" in str(result.get("msg", ""))})
+    assert connected == [], f"decide steps that tried to reach a host: {connected}"
+    for host in FIXTURE_HOSTS:
+        assert run.stats[host]["unreachable"] == 0
+        assert run.plan[host]["preflight"]["action"] == "pass"
+        assert all(plan.get("action") != "fail" for plan in run.plan[host].values()), run.plan[host]
+    assert run.rc == 0, run.stderr
+    assert run.changed() == 0
+
+
+def test_connection_guard_is_real(tmp_path):
+    """Sanity check of the guard the test above relies on: a task that does connect fails."""
+    (tmp_path / "probe.yml").write_text(
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.ping:\n")
+    import shutil
+    import subprocess
+    import sys
+    proc = subprocess.run([shutil.which("ansible-playbook") or str(sys.executable).replace("python", "ansible-playbook"),
+                           str(tmp_path / "probe.yml"), "-i", str(PLAN_INVENTORY), "--limit", "cpu-debian12"],
+                          cwd=REPO, capture_output=True, text=True,
+                          env=dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg")))
+    assert proc.returncode != 0
+    assert "plan-must-not-connect" in proc.stdout + proc.stderr
+
+
+def test_recorded_facts_missing_names_the_file(tmp_path):
+    (tmp_path / "plan").mkdir()
+    (tmp_path / "facts").mkdir()
+    inv = tmp_path / "plan" / "hosts.yml"
+    inv.write_text(PLAN_INVENTORY.read_text())
+    run = plan_preflight(inv, "--limit", "mac-m2")
+    assert run.rc == 2
+    assert "no recorded facts for host mac-m2" in run.failure_messages("mac-m2")
+    assert "mac-m2.json is missing" in run.failure_messages("mac-m2")
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["apply", "check-mode"])
+def test_preflight_passes_on_this_machine(tmp_path, check):
+    """The whole role for real (setup + hvc_platform_facts + decide) on localhost; nothing changes."""
+    run = run_playbook("preflight.yml", local_inventory(tmp_path), *(["--check"] if check else []))
+    assert run.rc == 0, run.stderr
+    assert run.changed() == 0
+    detected = [r for _, name, r in run.results() if "Detect OS, arch" in name]
+    facts = detected[0]["ansible_facts"]["hvc_platform"]
+    machine = {"x86_64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}.get(platform.machine())
+    assert facts["arch"] == machine
+    assert facts["cores"] == len(os.sched_getaffinity(0))
+    assert facts["python_version"] == platform.python_version()
+    assert facts["is_raspberry_pi"] is False
+    with open("/etc/os-release") as handle:
+        assert f"ID={facts['os_id_raw']}" in handle.read()
+
+
+def test_lab_inventory_parses():
+    import json
+    import subprocess
+    import shutil
+    proc = subprocess.run([shutil.which("ansible-inventory"), "-i", str(REPO / "inventories" / "lab"), "--list"],
+                          cwd=REPO, capture_output=True, text=True, check=True)
+    inventory = json.loads(proc.stdout)
+    for group in ("cluster", "gpu_nodes", "cpu_nodes", "macs", "pis"):
+        assert inventory[group]["hosts"] or inventory[group].get("children"), group
+    hostvars = inventory["_meta"]["hostvars"]
+    addresses = [v["ansible_host"] for v in hostvars.values()]
+    assert len(addresses) == len(set(addresses))
