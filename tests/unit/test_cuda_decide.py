@@ -151,7 +151,7 @@ def test_build_host_without_gpu_gets_pip_plan(workdir):
     assert rc == 0, res
     plan = res["debian-nogpu"]
     assert plan["cuda"]["method"] == "pip" and "compile-only build host" in plan["cuda"]["reason"]
-    assert plan["cuda"]["home"] == "/home/lab/.local/share/horovod-cluster/cuda-13.0/cuda"
+    assert plan["cuda"]["home"] == "/home/lab/.local/share/hvc/cuda-13.0/cuda"
     assert plan["nccl"]["method"] == "pip" and plan["nccl"]["version"] == "2.27.7"
 
 
