@@ -103,7 +103,7 @@ def test_lab_inventory_parses():
                           cwd=REPO, capture_output=True, text=True, check=True)
     inventory = json.loads(proc.stdout)
     for group in ("cluster", "gpu_nodes", "cpu_nodes", "macs", "pis"):
-        assert inventory[group]["hosts"] or inventory[group].get("children"), group
+        assert inventory[group].get("hosts") or inventory[group].get("children"), group
     hostvars = inventory["_meta"]["hostvars"]
     addresses = [v["ansible_host"] for v in hostvars.values()]
     assert len(addresses) == len(set(addresses))
