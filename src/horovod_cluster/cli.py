@@ -172,10 +172,12 @@ def _finish(result: Result, opts: dict) -> None:
 
 @main.command()
 @click.option("--limit", help="hosts or groups to plan for")
+@click.option("--facts-dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="plan over recorded facts (<host>.json from playbooks/record_facts.yml), no connection")
 @run_options
-def plan(limit: str | None, **opts) -> None:
+def plan(limit: str | None, facts_dir: Path | None, **opts) -> None:
     """What each role will do on each host, and by which method (changes nothing)."""
-    _drive(opts, "playbooks/plan.yml", lambda c: c.plan(limit=limit))
+    _drive(opts, "playbooks/plan.yml", lambda c: c.plan(limit=limit, facts_dir=facts_dir))
 
 
 def rollout_options(func):

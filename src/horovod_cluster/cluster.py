@@ -136,9 +136,19 @@ class Cluster:
         )
         return result, outcome.artifact_data
 
-    def plan(self, limit: str | None = None) -> PlanResult:
-        """What each role will do on each host, decided by the roles themselves (plan.yml)."""
-        run, stats = self._run("playbooks/plan.yml", limit=limit)
+    def plan(self, limit: str | None = None, facts_dir: str | Path | None = None) -> PlanResult:
+        """What each role will do on each host, decided by the roles themselves (plan.yml).
+
+        With `facts_dir` (DIR/<host>.json from playbooks/record_facts.yml) the plan runs over
+        recorded facts without connecting, and keeps them out of the fact cache.
+        """
+        extra: dict[str, Any] = {}
+        if facts_dir is not None:
+            if not Path(facts_dir).is_dir():
+                raise UsageError(f"facts folder not found: {facts_dir}")
+            extra = {"extravars": {"hvc_facts_dir": str(Path(facts_dir).resolve())},
+                     "envvars": {"ANSIBLE_CACHE_PLUGIN": "memory"}}
+        run, stats = self._run("playbooks/plan.yml", limit=limit, **extra)
         return self._remember(PlanResult(hosts=stats.get("hvc_plan") or {}, run=run))
 
     def rollout(

@@ -118,6 +118,7 @@ class Runner:
         diff: bool = False,
         forks: int | None = None,
         verbosity: int = 0,
+        envvars: dict[str, str] | None = None,
         on_event: EventCallback | None = None,
     ) -> RunOutcome:
         self.artifacts_dir.mkdir(parents=True, exist_ok=True)
@@ -131,6 +132,11 @@ class Runner:
             if on_event:
                 on_event(event)
             return True  # keep ansible-runner's own job_events files too
+
+        def status(data: dict[str, Any], runner_config: Any) -> None:
+            # starting/running/successful/failed/timeout, as a pseudo-event for the same callback
+            if on_event:
+                on_event({"event": "runner_status", "status": data.get("status")})
 
         flags = [flag for flag, wanted in (("--check", check), ("--diff", diff)) if wanted]
         # Sortable and unique enough per controller; ansible-runner rotates by mtime.
@@ -146,11 +152,12 @@ class Runner:
             tags=tags,
             skip_tags=skip_tags,
             extravars=extravars or {},
-            envvars=ansible_env(self.content),
+            envvars={**ansible_env(self.content), **(envvars or {})},
             cmdline=" ".join(flags) or None,
             forks=forks,
             verbosity=verbosity or None,
             event_handler=handle,
+            status_handler=status,
             quiet=True,
             rotate_artifacts=self.keep,
         )
