@@ -1,0 +1,30 @@
+"""ssh_mesh decide step over recorded facts: the names and addresses per host, and bad input refused."""
+import pytest
+
+from _toolchain_play import host_facts, plans, run_role
+
+
+def test_names_and_addresses(tmp_path):
+    hosts = {"n1": host_facts("debian12", "node1", address="10.1.0.11"),
+             "n2": host_facts("ubuntu24", "node2", address="10.1.0.12")}
+    proc = run_role(tmp_path, "ssh_mesh", hosts, host_vars={"n2": {"ansible_host": "10.9.9.2",
+                                                                   "ssh_mesh_aliases": ["gpu-a"]}})
+    assert proc.returncode == 0, proc.stdout
+    got = plans(proc)
+    assert got["n1"]["peers"] == ["n1", "n2"]
+    assert got["n1"]["user"] == "root"
+    assert "host key checking stays on" in got["n1"]["reason"]
+    assert got["n1"]["names"] == ["n1", "node1", "10.1.0.11"]
+    assert got["n2"]["names"] == ["n2", "10.9.9.2", "node2", "10.1.0.12", "gpu-a"]
+
+@pytest.mark.parametrize("extra, needle", [
+    ({"ssh_mesh_key_type": "dsa"}, "ssh_mesh_key_type"),
+    ({"ssh_mesh_user": "Bad User"}, "ssh_mesh_user"),
+    ({"ssh_mesh_hosts": ["h", "ghost"]}, "ssh_mesh_hosts"),
+    ({"ssh_mesh_key_name": "../id"}, "ssh_mesh_key_name"),
+])
+def test_bad_input_fails_naming_the_variable(tmp_path, extra, needle):
+    proc = run_role(tmp_path, "ssh_mesh", {"h": host_facts("debian12", "h")}, extra)
+    assert proc.returncode != 0
+    assert needle in proc.stdout
+    assert plans(proc) == {}
