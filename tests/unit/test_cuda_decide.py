@@ -167,7 +167,8 @@ def test_distro_plan_on_debian(workdir):
                   cuda_toolkit_version="11.8")
     assert rc == 0, res
     assert res["debian-nogpu"]["cuda"]["method"] == "distro"
-    assert res["debian-nogpu"]["cuda"]["home"] == "/usr/lib/cuda"
+    assert res["debian-nogpu"]["cuda"]["home"] == "/usr"
+    assert res["debian-nogpu"]["cuda"]["nvcc"] == "/usr/bin/nvcc"
     assert res["debian-nogpu"]["nccl"]["action"] == "skip"
     assert res["debian-nogpu"]["nccl"]["reason"].startswith("no NCCL build for CUDA 11.8")
 
