@@ -79,6 +79,7 @@ def test_retry_with_nothing_failed(tmp_path):
     first = cluster.rollout(serial=1, max_fail_percentage=0, tags=["fixture_change"])
     assert first.ok and set(first.hosts) == {"local1", "local2"}
     assert first.hosts["local1"].changed == 1
+    assert first.plays == ["Fixture rollout", "Fixture rollout"], "serial=1: one batch per host"
     nothing = cluster.retry_failed()
     assert nothing.ok and nothing.hosts == {}
 
