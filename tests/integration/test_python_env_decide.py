@@ -34,8 +34,13 @@ DEBIAN_AMD64 = {"system": "Linux", "architecture": "x86_64", "os_family": "Debia
                 "distribution": "Debian", "distribution_major_version": "12"}
 PI_ARMV7L = {**DEBIAN_AMD64, "architecture": "armv7l"}
 PI_ARM64 = {**DEBIAN_AMD64, "architecture": "aarch64"}
+# hvc_platform as preflight publishes it (tests/fixtures/facts/gpu-ubuntu2404.json, trimmed).
 UBUNTU_GPU = {**DEBIAN_AMD64, "distribution": "Ubuntu", "distribution_major_version": "24",
-              "hvc_platform": {"gpu_count": 2, "cuda_version": "12.4"}}
+              "hvc_platform": {"system": "Linux", "arch": "x86_64", "userland_bits": 64,
+                               "gpu": {"count": 2, "cuda_version": "13.0", "present": True}}}
+# A Pi 4 with a 64-bit kernel but 32-bit Pi OS: conda has no installer for its userland.
+PI_32BIT_USERLAND = {**PI_ARM64, "hvc_platform": {"system": "Linux", "arch": "aarch64", "userland_bits": 32,
+                                                   "gpu": {"count": 0}}}
 MAC_ARM64 = {"system": "Darwin", "architecture": "arm64", "os_family": "Darwin",
              "distribution": "MacOSX", "distribution_major_version": "14"}
 
@@ -75,6 +80,18 @@ def test_conda_on_armv7l_falls_back_to_venv_with_reason(tmp_path):
     assert not failure
     assert plan["method"] == "venv"
     assert plan["reason"] == "armv7l: no miniforge installer, using venv"
+
+
+def test_conda_on_32bit_userland_with_64bit_kernel_falls_back(tmp_path):
+    plan, failure = decide(tmp_path, PI_32BIT_USERLAND, python_env_manager="conda")
+    assert not failure
+    assert plan["method"] == "venv" and plan["reason"].startswith("armv7l: ")
+
+
+def test_gpu_host_conda_env_uses_the_cuda_version_from_facts(tmp_path):
+    plan, failure = decide(tmp_path, UBUNTU_GPU, python_env_manager="conda")
+    assert not failure
+    assert plan["method"] == "conda" and plan["torch_variant"] == "cuda"
 
 
 def test_conda_on_armv7l_forced_fails_naming_the_variable(tmp_path):
@@ -188,3 +205,22 @@ def test_offline_without_the_torch_wheel_fails(tmp_path):
     plan, failure = decide(tmp_path, DEBIAN_AMD64, python_env_torch_version="2.13.0",
                            python_env_wheelhouse=str(wheelhouse), python_env_offline=True)
     assert plan is None and "python_env_wheelhouse" in failure and "torch==2.13.0+cpu" in failure
+
+
+def test_plan_playbook_over_recorded_lab_facts():
+    """playbooks/plan.yml (preflight + python_env decide) over the recorded lab hosts."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from preflight_helpers import PLAN_INVENTORY, run_playbook
+
+    run = run_playbook("plan.yml", PLAN_INVENTORY, "--limit", "gpu-ubuntu2404,pi4-32,pi5-64,mac-m2",
+                       extra_vars={"hvc_plan_roles": ["preflight", "python_env"],
+                                   "python_env_manager": "conda", "python_env_torch_version": "2.13.0",
+                                   "python_env_conda_sha256": {"MacOSX-arm64": "cd" * 32}})
+    plans = {host: roles["python_env"] for host, roles in run.plan.items() if "python_env" in roles}
+    assert plans["pi4-32"]["method"] == "venv"
+    assert plans["pi4-32"]["reason"] == "armv7l: no miniforge installer, using venv"
+    assert plans["pi5-64"]["installer"]["platform"] == "Linux-aarch64"
+    assert plans["mac-m2"]["installer"]["platform"] == "MacOSX-arm64"
+    assert plans["mac-m2"]["torch_requirement"] == "torch==2.13.0"
+    assert plans["gpu-ubuntu2404"]["torch_variant"] == "cuda"
+    assert plans["gpu-ubuntu2404"]["torch_requirement"] == "torch==2.13.0"
