@@ -117,7 +117,10 @@ def test_nccl_repo_packages_and_pip():
 
 @pytest.mark.parametrize("driver,toolkit,ok", [("13.0", "13.0", True), ("13.0", "12.8", True),
                                                ("12.2", "13.0", False), ("11.4", "12.4", False),
-                                               ("12.9", "12.8", True)])
+                                               ("12.9", "12.8", True),
+                                               # minor version compatibility within a major
+                                               ("12.2", "12.8", True), ("11.4", "11.8", True),
+                                               ("10.1", "10.2", False)])
 def test_driver_supports(driver, toolkit, ok):
     assert cf.cuda_driver_supports(driver, toolkit) is ok
 

@@ -59,8 +59,8 @@ def test_saxpy_runs_on_the_gpu(host):
 def test_nccl_links(host):
     f = facts(host)
     assert host.run("cat > /tmp/cutest/nccl.c <<'EOF'\n%s\nEOF" % NCCL_C).rc == 0
-    build = host.run("gcc -I%s -o /tmp/cutest/ncclv /tmp/cutest/nccl.c -L%s -lnccl"
-                     % (f["nccl_include_dir"], f["nccl_lib_dir"]))
+    build = host.run("gcc -I%s -I%s/include -o /tmp/cutest/ncclv /tmp/cutest/nccl.c -L%s -lnccl"
+                     % (f["nccl_include_dir"], f["cuda_toolkit_home"], f["nccl_lib_dir"]))
     assert build.rc == 0, build.stderr
     major, minor, patch = (int(p) for p in f["nccl_version"].split("."))
     assert host.check_output("/tmp/cutest/ncclv").strip() == str(major * 10000 + minor * 100 + patch)

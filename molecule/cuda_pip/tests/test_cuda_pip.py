@@ -77,8 +77,9 @@ def test_nccl_header_and_library_found(host):
     assert host.file(f["nccl_lib_dir"] + "/libnccl.so").linked_to.endswith("libnccl.so.2")
     host.run_test("mkdir -p /tmp/cutest")
     assert host.run("cat > /tmp/cutest/nccl.c <<'EOF'\n%s\nEOF" % NCCL_C).rc == 0
-    build = host.run("gcc -I%s -o /tmp/cutest/ncclv /tmp/cutest/nccl.c -L%s -lnccl"
-                     % (f["nccl_include_dir"], f["nccl_lib_dir"]))
+    # nccl.h includes cuda_runtime.h: the toolkit's include folder comes along, as in Horovod's build.
+    build = host.run("gcc -I%s -I%s/include -o /tmp/cutest/ncclv /tmp/cutest/nccl.c -L%s -lnccl"
+                     % (f["nccl_include_dir"], f["cuda_toolkit_home"], f["nccl_lib_dir"]))
     assert build.rc == 0, build.stderr
     run = host.run("LD_LIBRARY_PATH=%s /tmp/cutest/ncclv" % f["nccl_lib_dir"])
     assert run.rc == 0, run.stderr

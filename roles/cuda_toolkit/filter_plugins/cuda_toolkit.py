@@ -39,8 +39,8 @@ NCCL_REPO_VERSIONS = {
     "13.0": "2.27.7-1+cuda13.0",
 }
 
-# NCCL wheel (nvidia-nccl-cuXX on PyPI) per CUDA major. 2.27.7 is the first cu13 release and
-# the one torch 2.14 (cu130) pins; the same release exists for cu12.
+# NCCL wheel (nvidia-nccl-cuXX on PyPI) per CUDA major: 2.27.7 is the first cu13 release on
+# PyPI and exists for cu12 too (nccl_version overrides it, e.g. to match torch's dependency).
 NCCL_PIP_VERSIONS = {"12": "2.27.7", "13": "2.27.7"}
 
 
@@ -181,7 +181,16 @@ def nccl_pip_requirement(cuda_version, nccl_version=""):
 
 
 def cuda_driver_supports(driver_cuda_version, toolkit_version):
-    """True when the driver's maximum CUDA version (nvidia-smi 'CUDA Version') >= the toolkit's."""
+    """Whether a driver (its maximum CUDA version, nvidia-smi 'CUDA Version') runs the toolkit's code.
+
+    CUDA's minor version compatibility (CUDA >= 11): a driver of the same major runs code built with
+    any minor of that major (e.g. driver 535 = CUDA 12.2 runs a 12.8 build, short of PTX JIT of
+    newer features). Across majors the driver must be at least the toolkit's major.
+    """
+    driver_major, _ = cuda_version_parts(driver_cuda_version)
+    toolkit_major, _ = cuda_version_parts(toolkit_version)
+    if toolkit_major >= 11:
+        return driver_major >= toolkit_major
     return cuda_version_parts(driver_cuda_version) >= cuda_version_parts(toolkit_version)
 
 
