@@ -107,8 +107,10 @@ class InputError(click.ClickException):
 
 
 def _serial(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Refuse a bad --serial as a usage error (exit 2) before anything runs."""
     try:
-        return check_serial(value)
+        check_serial(value)
+        return value
     except UsageError as err:
         raise click.BadParameter(str(err)) from None
 

@@ -6,6 +6,7 @@ come back only as runner events and the `set_stats` data the playbooks publish.
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,7 +22,9 @@ _SERIAL = re.compile(r"^([1-9][0-9]*|([1-9][0-9]?|100)%)$")
 
 
 def default_artifacts_dir() -> Path:
-    return cache_dir() / "runs"
+    """HOROVOD_CLUSTER_ARTIFACTS, else ~/.cache/horovod-cluster/runs (for the API and the CLI alike)."""
+    override = os.environ.get("HOROVOD_CLUSTER_ARTIFACTS")
+    return Path(override).resolve() if override else cache_dir() / "runs"
 
 
 def load_saved(artifacts_dir: Path, name: str = LAST_RUN) -> Result | None:
@@ -34,21 +37,21 @@ class UsageError(ValueError):
     """A bad argument (unknown host in limit, bad serial); nothing was run."""
 
 
-def check_serial(value: int | str | None) -> str | None:
-    """ansible's `serial`: a positive number or a percentage (1-100%), or a list of them."""
+def check_serial(value: int | str | None) -> str | list[str] | None:
+    """ansible's `serial`: a positive number or a percentage (1-100%), or a comma list of them
+    (batch sizes in order); a list is passed on as a list, which is what the play keyword takes."""
     if value is None:
         return None
     parts = [p.strip() for p in str(value).split(",")]
     if not all(_SERIAL.match(p) for p in parts):
         raise UsageError(f"bad serial {value!r}: expected a positive number or a percentage like 30%")
-    return ",".join(parts)
+    return parts if len(parts) > 1 else parts[0]
 
 
 class Cluster:
     """A cluster described by an Ansible inventory (a file, a folder, or several of them).
 
-    >>> cluster = Cluster("inventories/sandbox")
-    >>> cluster.rollout().ok
+    Example: `Cluster("inventories/sandbox").rollout(serial="50%").ok`
     """
 
     def __init__(
@@ -156,7 +159,7 @@ class Cluster:
         limit: str | None = None,
         tags: str | Sequence[str] | None = None,
         skip_tags: str | Sequence[str] | None = None,
-        serial: int | str | None = None,
+        serial: int | str | Sequence[int | str] | None = None,
         max_fail_percentage: int | None = None,
         check: bool = False,
         diff: bool = False,
@@ -164,6 +167,8 @@ class Cluster:
     ) -> RolloutResult:
         """Run site.yml; `serial`/`max_fail_percentage` reach the plays as hvc_serial/hvc_max_fail_percentage."""
         extravars: dict[str, Any] = {}
+        if not isinstance(serial, (str, int, type(None))):
+            serial = ",".join(map(str, serial))
         if (serial := check_serial(serial)) is not None:
             extravars["hvc_serial"] = serial
         if max_fail_percentage is not None:

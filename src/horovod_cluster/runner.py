@@ -1,12 +1,17 @@
 """A small adapter over ansible-runner: one playbook run in, runner events out.
 
 Nothing here reads ansible's stdout: results come from the runner's events (task results,
-the play recap of `playbook_on_stats` and the `set_stats` data it carries). Each run gets its
-own artifacts folder under `<artifacts_dir>/artifacts/<ident>`, rotated by ansible-runner.
+the play recap of `playbook_on_stats` and the `set_stats` data it carries).
+
+Each run gets its own private data folder `<artifacts_dir>/<ident>` (ansible-runner writes the
+run's extra vars to `env/` there, so runs must not share one) holding its artifacts in
+`artifacts/<ident>`; the oldest run folders are removed beyond `keep`.
 """
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +24,7 @@ from .content import cache_dir
 
 EventCallback = Callable[[dict[str, Any]], None]
 DEFAULT_KEEP = 10
+_RUN_DIR = re.compile(r"^\d{8}T\d{6}-\d+-\d{6}$")  # the idents this module makes
 
 
 class InventoryError(ValueError):
@@ -141,9 +147,11 @@ class Runner:
         flags = [flag for flag, wanted in (("--check", check), ("--diff", diff)) if wanted]
         # Sortable and unique enough per controller; ansible-runner rotates by mtime.
         ident = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}-{time.monotonic_ns() % 10**6:06d}"
+        self.rotate(keep=self.keep - 1)  # room for this run
+        (self.artifacts_dir / ident).mkdir(parents=True)
         started = time.time()
         result = ansible_runner.run(
-            private_data_dir=str(self.artifacts_dir),
+            private_data_dir=str(self.artifacts_dir / ident),
             project_dir=str(self.content),
             playbook=playbook,
             inventory=[str(s) for s in inventory],
@@ -159,7 +167,6 @@ class Runner:
             event_handler=handle,
             status_handler=status,
             quiet=True,
-            rotate_artifacts=self.keep,
         )
         return RunOutcome(
             playbook=playbook,
@@ -171,3 +178,11 @@ class Runner:
             events=events,
             stats=stats,
         )
+
+    def rotate(self, keep: int) -> None:
+        """Remove the oldest run folders so that at most `keep` remain (names sort by time)."""
+        if not self.artifacts_dir.is_dir():
+            return
+        runs = sorted(p for p in self.artifacts_dir.iterdir() if p.is_dir() and _RUN_DIR.match(p.name))
+        for old in runs[:max(len(runs) - max(keep, 0), 0)]:
+            shutil.rmtree(old, ignore_errors=True)

@@ -47,7 +47,7 @@ def test_rollout_failures_exit_1_and_write_reports(cli, tmp_path):
 
 
 def test_rollout_ok_exits_0(cli):
-    run = cli("rollout", "-i", str(FIXTURES / "local.yml"), "--serial", "50%", "--tags", "fixture_change", "-v")
+    run = cli("rollout", "-i", str(FIXTURES / "local.yml"), "--serial", "1,50%", "--tags", "fixture_change", "-v")
     assert run.exit_code == 0, run.output
     assert "rollout: OK" in run.output
 
@@ -76,7 +76,7 @@ def test_bad_input_exits_2(cli, tmp_path, args, message):
     run = CliRunner().invoke(main, ["rollout", *args])
     assert run.exit_code == 2, run.output
     assert message in run.output and "Traceback" not in run.output
-    assert not (tmp_path / "runs" / "artifacts").exists()
+    assert not (tmp_path / "runs").exists()
 
 
 def test_report_without_a_run_exits_2(cli):
