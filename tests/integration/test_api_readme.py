@@ -55,6 +55,8 @@ def test_readme_snippet_on_local_fixture(tmp_path):
 
 @pytest.mark.sandbox
 @pytest.mark.skipif(not (ROOT / "inventories" / "sandbox" / "hosts.yml").is_file(), reason="sandbox not up")
+@pytest.mark.skipif(os.environ.get("HVC_README_ON_SANDBOX") != "1",
+                    reason="runs the full site.yml on the sandbox: set HVC_README_ON_SANDBOX=1 (CI, after its rollout)")
 def test_readme_snippet_on_sandbox(tmp_path):
     """As written, from the checkout: the full site.yml on the sandbox (a no-op after CI's rollout)."""
     ok, report = run_snippet(ROOT, {"HOROVOD_CLUSTER_ARTIFACTS": str(tmp_path / "runs")}, timeout=3600)
