@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import click
+import yaml
 from rich.console import Console
 from rich.table import Table
 
@@ -115,6 +116,19 @@ def _serial(ctx: click.Context, param: click.Parameter, value: str | None) -> st
         raise click.BadParameter(str(err)) from None
 
 
+def _extra_vars(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict:
+    extravars = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{item!r}: expected KEY=VALUE")
+        try:
+            extravars[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError as err:
+            raise click.BadParameter(f"{item!r}: the value is not YAML ({err})") from None
+    return extravars
+
+
 def run_options(func):
     """Options every cluster command shares."""
     options = [
@@ -132,6 +146,8 @@ def run_options(func):
         click.option("--keep", "keep_runs", default=DEFAULT_KEEP, show_default=True, type=click.IntRange(1),
                      help="artifact folders of past runs to keep"),
         click.option("--forks", type=click.IntRange(1), help="hosts ansible works on at once"),
+        click.option("-e", "--extra-vars", "extra_vars", multiple=True, callback=_extra_vars, metavar="KEY=VALUE",
+                     help="extra variable (value read as YAML), repeatable"),
     ]
     for option in reversed(options):
         func = option(func)
@@ -145,7 +161,8 @@ def _artifacts_dir(opts: dict) -> Path:
 def _cluster(opts: dict, on_event=None) -> Cluster:
     inventory = list(opts["inventory"]) or [content_dir() / "inventories" / "sandbox"]
     return Cluster(inventory, artifacts_dir=opts["artifacts_dir"], forks=opts["forks"],
-                   keep_runs=opts["keep_runs"], verbosity=opts["verbosity"], on_event=on_event)
+                   extravars=opts["extra_vars"], keep_runs=opts["keep_runs"], verbosity=opts["verbosity"],
+                   on_event=on_event)
 
 
 def _drive(opts: dict, playbook: str, action: Callable[[Cluster], Result]) -> None:

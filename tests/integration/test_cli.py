@@ -50,6 +50,9 @@ def test_rollout_ok_exits_0(cli):
     run = cli("rollout", "-i", str(FIXTURES / "local.yml"), "--serial", "1,50%", "--tags", "fixture_change", "-v")
     assert run.exit_code == 0, run.output
     assert "rollout: OK" in run.output
+    # an extra var reaches the play: every host now fails the fixture's task
+    failing = cli("rollout", "-i", str(FIXTURES / "local.yml"), "-e", "fixture_fail=true")
+    assert failing.exit_code == 1 and "fixture failure on local1" in failing.output
 
 
 def test_check_exits_1_while_horovod_is_missing(cli, tmp_path):
@@ -66,6 +69,7 @@ def test_check_exits_1_while_horovod_is_missing(cli, tmp_path):
     (["-i", "{inventory}", "--limit", "nohost"], "no host or group named 'nohost'"),
     (["-i", "{inventory}", "--serial", "many"], "bad serial"),
     (["-i", "{empty}"], "no hosts"),
+    (["-i", "{inventory}", "-e", "novalue"], "expected KEY=VALUE"),
 ])
 def test_bad_input_exits_2(cli, tmp_path, args, message):
     broken = tmp_path / "broken.yml"
