@@ -69,7 +69,9 @@ def _check(report: CheckReport, console: Console) -> None:
             console.print(f"[red]problem[/] {name}: {problem}")
     for finding in report.findings:
         console.print(f"[bold red]finding[/] {finding.message}", highlight=False)
-    for key in ("smoke", "bandwidth"):
-        value = getattr(report, key)
-        if value is not None:
-            console.print(f"{key}: {value.get('status')} {value.get('reason', '')}", highlight=False)
+    for name, result in report.smoke_results.items():
+        verdict = result.get("status") or ("passed" if result.get("ok") else "failed")
+        detail = result.get("reason") or result.get("error") or ""
+        console.print(f"smoke {name}: {verdict} {detail}", highlight=False)
+    if report.bandwidth is not None:
+        console.print(f"bandwidth: {report.bandwidth}", highlight=False)

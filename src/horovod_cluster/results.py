@@ -237,7 +237,8 @@ class CheckReport:
 
     `ok` means: the run had no failed or unreachable host, every host is healthy (check.yml
     lists its `problems`, e.g. "horovod not installed"), there is no consistency finding, and
-    the smoke test (when run) passed or was skipped, and at least one host was checked.
+    the smoke test (when asked for) passed for every controller or was skipped with a reason,
+    and at least one host was checked.
     A host without horovod is therefore not ok.
     """
 
@@ -255,10 +256,26 @@ class CheckReport:
         return sorted(bad | set(self.run.failed_hosts))
 
     @property
+    def smoke_results(self) -> dict[str, dict[str, Any]]:
+        """The smoke test per controller ({gloo: {ok, ...}, mpi: {...}}), as horovod_check records it;
+        a summary form {status, reason} counts as one entry named "smoke"."""
+        if not self.smoke:
+            return {}
+        if "status" in self.smoke:
+            return {"smoke": {**self.smoke, "ok": self.smoke["status"] in ("passed", "skipped")}}
+        return {name: value for name, value in self.smoke.items() if isinstance(value, dict)}
+
+    @property
+    def smoke_ok(self) -> bool:
+        if self.smoke is None:  # not asked for
+            return True
+        results = self.smoke_results
+        return bool(results) and all(result.get("ok") for result in results.values())
+
+    @property
     def ok(self) -> bool:
-        smoke_ok = self.smoke is None or self.smoke.get("status") in ("passed", "skipped")
         checked = bool(self.hosts)  # a check of no host at all proves nothing
-        return checked and self.run.ok and not self.unhealthy_hosts and not self.findings and smoke_ok
+        return checked and self.run.ok and not self.unhealthy_hosts and not self.findings and self.smoke_ok
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "ok": self.ok, "hosts": self.hosts,
@@ -285,13 +302,14 @@ class CheckReport:
         for finding in self.findings:
             case = ET.SubElement(suite, "testcase", classname="check.consistency", name=finding.key)
             ET.SubElement(case, "failure", message=finding.message[:500]).text = json.dumps(finding.values)
-        if self.smoke is not None:
-            case = ET.SubElement(suite, "testcase", classname="check.smoke", name="smoke")
-            status = self.smoke.get("status")
-            if status == "skipped":
-                ET.SubElement(case, "skipped", message=str(self.smoke.get("reason", "")))
-            elif status != "passed":
-                ET.SubElement(case, "failure", message=str(self.smoke.get("reason", status)))
+        for name, result in self.smoke_results.items():
+            case = ET.SubElement(suite, "testcase", classname="check.smoke", name=name)
+            if result.get("status") == "skipped":
+                ET.SubElement(case, "skipped", message=str(result.get("reason", "")))
+            elif not result.get("ok"):
+                reason = result.get("error") or result.get("reason") or "failed"
+                node = ET.SubElement(case, "failure", message=str(reason)[:500])
+                node.text = "\n".join(str(result.get(k, "")) for k in ("command", "output") if result.get(k))
         suite.set("tests", str(len(suite)))
         suite.set("failures", str(len(suite.findall("testcase/failure"))))
         return _xml([suite])

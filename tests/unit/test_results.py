@@ -93,3 +93,17 @@ def test_serial_accepts(value):
 def test_serial_refuses(value):
     with pytest.raises(UsageError):
         check_serial(value)
+
+
+def test_smoke_per_controller():
+    clean = RolloutResult.from_outcome(outcome([event("runner_on_ok", "a")], {"ok": {"a": 1}}, rc=0))
+    hosts = {"a": {"healthy": True, "problems": []}}
+    passed = {"gloo": {"ok": True, "world_size": 3}, "mpi": {"ok": True}}
+    assert CheckReport.from_stats({"hosts": hosts, "smoke": passed}, clean).ok
+    broken = {"gloo": {"ok": True}, "mpi": {"ok": False, "error": "timed out after 180 s", "command": "horovodrun"}}
+    report = CheckReport.from_stats({"hosts": hosts, "smoke": broken}, clean)
+    assert not report.ok
+    failures = ET.fromstring(report.to_junit()).findall(".//testcase[@classname='check.smoke']/failure")
+    assert [f.get("message") for f in failures] == ["timed out after 180 s"]
+    skipped = CheckReport.from_stats({"hosts": hosts, "smoke": {"status": "skipped", "reason": "r"}}, clean)
+    assert skipped.ok and ET.fromstring(skipped.to_junit()).find(".//skipped") is not None
