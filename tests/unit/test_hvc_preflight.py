@@ -1,0 +1,95 @@
+"""The preflight decide step's pure checks (plugins/filter/hvc_preflight.py)."""
+from __future__ import annotations
+
+import hvc_preflight as pf
+
+MATRIX = [{"os": "ubuntu", "versions": ["22.04", "24.04"]}, {"os": "debian", "versions": ["12"]},
+          {"os": "raspios", "versions": ["12"]}, {"os": "macos", "min_version": "13"}]
+ARCHS = ["x86_64", "aarch64", "armv7l"]
+
+
+def platform(**kw):
+    base = {"os_id": "debian", "os_name": "Debian GNU/Linux 12", "os_version": "12", "os_version_major": "12",
+            "os_family": "debian", "arch": "x86_64", "kernel_arch": "x86_64", "has_nvidia_gpu": False,
+            "python_version": "3.11.2", "homebrew": {"present": False}, "gpu": {"present": False, "count": 0}}
+    base.update(kw)
+    return base
+
+
+def checks(**kw):
+    base = {"platforms": MATRIX, "archs": ARCHS, "ansible_version": "2.19.1", "min_ansible_version": "2.16",
+            "min_python_version": "3.8", "require_homebrew": True, "choices": {}, "gpu_options": {},
+            "values": {}, "addresses": {}}
+    base.update(kw)
+    return base
+
+
+def test_supported_platforms_pass():
+    for p in (platform(), platform(os_id="ubuntu", os_version="24.04", os_version_major="24"),
+              platform(os_id="raspios", arch="armv7l"),
+              platform(os_id="macos", os_family="darwin", os_version="13.0", os_version_major="13", arch="aarch64",
+                       homebrew={"present": True})):
+        assert pf.preflight_errors(p, "h", checks()) == []
+
+
+def test_matrix_text_lists_everything():
+    assert pf.supported_platforms_text(MATRIX) == "ubuntu 22.04, 24.04; debian 12; raspios 12; macos >= 13"
+
+
+def test_unsupported_version_and_arch_together():
+    errors = pf.preflight_errors(platform(os_id="ubuntu", os_version="23.10", os_version_major="23", arch="ppc64le"),
+                                 "h1", checks())
+    assert len(errors) == 2
+    assert errors[0].startswith("host h1: ubuntu version '23.10'")
+    assert "preflight_supported_archs): x86_64, aarch64, armv7l" in errors[1]
+
+
+def test_allow_unsupported_skips_only_the_matrix():
+    errors = pf.preflight_errors(platform(os_id="fedora", arch="riscv64"), "h",
+                                 checks(allow_unsupported=True, min_ansible_version="99"))
+    assert len(errors) == 1 and "preflight_min_ansible_version" in errors[0]
+
+
+def test_macos_version_compared_numerically():
+    old = platform(os_id="macos", os_family="darwin", os_version="9.9", arch="aarch64", homebrew={"present": True})
+    new = dict(old, os_version="13.10")
+    assert "older than the supported minimum 13" in pf.preflight_errors(old, "m", checks())[0]
+    assert pf.preflight_errors(new, "m", checks()) == []
+
+
+def test_choices_scalar_and_list_and_undefined():
+    c = checks(choices={"a": ["x", "y"], "b": ["p"], "c": ["q"]},
+               values={"a": ["x", "z", "w"], "b": "p", "c": pf.UNDEFINED})
+    assert pf.preflight_errors(platform(), "h", c) == [
+        "host h: a has unknown values 'z', 'w'; allowed values: x, y"]
+
+
+def test_gpu_options_build_host_and_mac():
+    opts = {"horovod_gpu_operations": ["NCCL", "MPI"], "openmpi_cuda": ["True", "true"]}
+    values = {"horovod_gpu_operations": "none", "openmpi_cuda": True}
+    assert "openmpi_cuda=True needs an NVIDIA GPU" in pf.preflight_errors(
+        platform(), "h", checks(gpu_options=opts, values=values))[0]
+    assert pf.preflight_errors(platform(), "h", checks(gpu_options=opts, values=values, gpu_build_host=True)) == []
+    assert pf.preflight_errors(platform(has_nvidia_gpu=True), "h", checks(gpu_options=opts, values=values)) == []
+    mac = platform(os_id="macos", os_family="darwin", os_version="14.5", arch="aarch64", homebrew={"present": True})
+    assert "macOS does not have" in pf.preflight_errors(
+        mac, "m", checks(gpu_options=opts, values=values, gpu_build_host=True))[0]
+
+
+def test_duplicate_addresses():
+    addresses = {"a": "10.0.0.1", "b": "10.0.0.1", "c": "10.0.0.2", "d": "10.0.0.1"}
+    assert pf.check_duplicate_addresses("a", addresses) == [
+        "host a: ansible_host 10.0.0.1 is also the address of b, d; allowed values: an address no other host of "
+        "the play uses"]
+    assert pf.check_duplicate_addresses("c", addresses) == []
+
+
+def test_missing_platform_facts():
+    assert "hvc_platform is missing" in pf.preflight_errors({}, "h", checks())[0]
+
+
+def test_summary():
+    p = platform(os_id="ubuntu", os_version="24.04", gpu={"present": True, "count": 2, "driver_version": "580.95.05",
+                                                           "cuda_version": "13.0"}, cores=64)
+    assert pf.preflight_summary(p) == ("ubuntu 24.04 x86_64, 2 NVIDIA GPUs (driver 580.95.05, CUDA 13.0), "
+                                       "64 cores, Python 3.11.2")
