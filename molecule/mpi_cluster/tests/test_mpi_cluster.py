@@ -22,6 +22,7 @@ def test_known_hosts_holds_real_host_keys(host):
     lines = [line for line in known.splitlines() if own_key in line]
     assert lines, known
     assert me in lines[0].split()[0].split(",")
+    assert lines[0].split()[1:] == own_key.split()  # "names type key", the host's comment dropped
     # names AND addresses
     assert re.search(r"(^|,)\d+\.\d+\.\d+\.\d+(,|$)", lines[0].split()[0])
 
