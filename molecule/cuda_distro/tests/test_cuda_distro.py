@@ -16,7 +16,7 @@ def facts(host):
 def test_plan_and_component(host):
     f = facts(host)
     assert f["cuda_toolkit_plan"]["method"] == "distro"
-    assert "non-free" in host.file("/etc/apt/sources.list.d/cuda-distro.list").content_string
+    assert "contrib non-free" in host.file("/etc/apt/sources.list.d/cuda-distro.list").content_string
     assert host.package("nvidia-cuda-toolkit").is_installed
     assert host.package("nvidia-cuda-toolkit").version.startswith("11.8")
     assert f["nccl_plan"]["action"] == "skip" and not f["nccl_installed"]
