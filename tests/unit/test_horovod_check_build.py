@@ -51,3 +51,11 @@ def test_old_release_mlsl_kept():
 def test_not_check_build_output(text):
     with pytest.raises(CheckBuildParseError):
         parse_check_build(text)
+
+
+def test_real_output_captured_from_the_cluster_scenario(fixture_text):
+    """`horovodrun --check-build` of the wheel built by molecule horovod_cluster (torch 2.13.0+cpu)."""
+    text = fixture_text("check_build/real_molecule_cpu.txt")
+    assert text.splitlines()[-1] == "    [X] Gloo    "  # textwrap.dedent keeps the template's trailing spaces
+    got = parse_check_build(text)
+    assert got == parse_check_build(fixture_text("check_build/cpu_gloo_mpi.txt"))
