@@ -318,7 +318,7 @@ class Sandbox:
         }
         self.inventory_dir.mkdir(parents=True, exist_ok=True)
         target = self.inventory_dir / "hosts.yml"
-        text = "# Written by `horovod-cluster sandbox up`; do not edit.\n" + yaml.safe_dump(
+        text = "---\n# Written by `horovod-cluster sandbox up`; do not edit.\n" + yaml.safe_dump(
             inventory, sort_keys=False)
         if not target.is_file() or target.read_text() != text:
             target.write_text(text)
