@@ -19,6 +19,7 @@ def test_plan_and_component(host):
     assert "contrib non-free" in host.file("/etc/apt/sources.list.d/cuda-distro.list").content_string
     assert host.package("nvidia-cuda-toolkit").is_installed
     assert host.package("nvidia-cuda-toolkit").version.startswith("11.8")
+    assert host.package("nvidia-cuda-toolkit-gcc").is_installed
     assert f["nccl_plan"]["action"] == "skip" and not f["nccl_installed"]
 
 
