@@ -29,14 +29,18 @@ def test_nvcc_is_11_8(host):
 
 
 def test_profile_script(host):
-    out = host.check_output("bash -lc 'echo $CUDA_HOME; command -v nvcc'")
-    assert facts(host)["cuda_toolkit_home"] in out
+    out = host.check_output("bash -lc 'echo $CUDA_HOME $CUDAHOSTCXX'")
+    assert out.split() == ["/usr", "/usr/bin/cuda-g++"]
+    assert facts(host)["cuda_toolkit_host_compiler"] == "/usr/bin/cuda-g++"
 
 
 def test_nvcc_compiles_cu_file(host):
     host.run_test("mkdir -p /tmp/cutest")
     assert host.run("cat > /tmp/cutest/add.cu <<'EOF'\n%s\nEOF" % HELLO_CU).rc == 0
-    build = host.run("%s -o /tmp/cutest/add /tmp/cutest/add.cu" % facts(host)["cuda_toolkit_nvcc"])
+    # nvcc 11.8 needs GCC <= 11: the role publishes the host compiler to use (cuda-g++ -> g++-11)
+    f = facts(host)
+    build = host.run("%s -ccbin %s -o /tmp/cutest/add /tmp/cutest/add.cu"
+                     % (f["cuda_toolkit_nvcc"], f["cuda_toolkit_host_compiler"]))
     assert build.rc == 0, build.stderr
     run = host.run("/tmp/cutest/add")
     assert run.rc == 0 and run.stdout.strip() == "nvcc 11.8", run.stdout + run.stderr
