@@ -58,7 +58,8 @@ def run_role(tmp_path: Path, role: str, hosts: dict, extra_vars=None, tasks_from
         "name": f"{role} {tasks_from}", "hosts": "all", "gather_facts": False,
         "tasks": record_tasks + [
             {"name": "Run the role", "ansible.builtin.include_role": {"name": role, "tasks_from": tasks_from}},
-            {"name": "Show the plan", "ansible.builtin.debug": {"msg": "PLAN {{ inventory_hostname }} {{ __%s_plan | to_json }}" % role}}],
+            {"name": "Show the plan",
+             "ansible.builtin.debug": {"msg": "PLAN {{ inventory_hostname }} {{ __%s_plan | to_json }}" % role}}],
     }]))
     env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_ROLES_PATH=str(REPO / "roles"),
                ANSIBLE_CACHE_PLUGIN="memory", ANSIBLE_GATHERING="explicit", ANSIBLE_NOCOLOR="1",

@@ -25,5 +25,6 @@ def test_mpirun_major_version(host):
 
 
 def test_python_env_venv_runs_on_arm64(host):
-    out = host.check_output("/opt/horovod/venv/bin/python -c 'import sys, platform; print(sys.prefix, platform.machine())'")
+    script = "import sys, platform; print(sys.prefix, platform.machine())"
+    out = host.check_output(f"/opt/horovod/venv/bin/python -c '{script}'")
     assert out == "/opt/horovod/venv aarch64"
