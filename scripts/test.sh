@@ -19,6 +19,9 @@ SLOW_SCENARIOS=(cuda_distro)
 stage setup bash scripts/setup.sh
 source "${HVC_VENV:-$ROOT/.venv}/bin/activate"
 export ANSIBLE_FORCE_COLOR=0 PY_COLORS=0 ANSIBLE_NOCOLOR=1
+# One Horovod wheel cache for the scenarios and the sandbox run, outside the checkout: a wheel is
+# compiled at most once per platform key per machine.
+export HOROVOD_ARTIFACTS_DIR="${HOROVOD_ARTIFACTS_DIR:-$HOME/.cache/horovod-cluster/wheels}"
 
 stage images horovod-cluster sandbox build --arch amd64 --arch arm64
 stage yamllint yamllint --strict .
