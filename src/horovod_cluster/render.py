@@ -71,7 +71,36 @@ def _check(report: CheckReport, console: Console) -> None:
         console.print(f"[bold red]finding[/] {finding.message}", highlight=False)
     for name, result in report.smoke_results.items():
         verdict = result.get("status") or ("passed" if result.get("ok") else "failed")
-        detail = result.get("reason") or result.get("error") or ""
+        if result.get("ranks"):
+            hosts = sorted({rank["host"] for rank in result["ranks"]})
+            detail = f"{result.get('size')} ranks on {', '.join(hosts)} in {result.get('seconds')} s"
+        else:
+            detail = result.get("reason") or result.get("error") or ""
         console.print(f"smoke {name}: {verdict} {detail}", highlight=False)
+        if result.get("command") and not result.get("ok"):
+            console.print(f"  command: {result['command']}", markup=False, highlight=False)
     if report.bandwidth is not None:
-        console.print(f"bandwidth: {report.bandwidth}", highlight=False)
+        _bandwidth(report.bandwidth, console)
+
+
+def _bandwidth(bandwidth: dict, console: Console) -> None:
+    """The allreduce table in nccl-tests' terms, then the link it ran over."""
+    allreduce = bandwidth.get("allreduce") or {}
+    if allreduce.get("rows"):
+        table = Table("size (B)", "time (us)", "algbw (GB/s)", "busbw (GB/s)",
+                      title=f"allreduce: {allreduce.get('size')} ranks, {allreduce.get('algorithm')}",
+                      title_justify="left")
+        for row in allreduce["rows"]:
+            table.add_row(str(row["bytes"]), f"{row['seconds'] * 1e6:.1f}", f"{row['algbw_GBps']:.4f}",
+                          f"{row['busbw_GBps']:.4f}")
+        console.print(table)
+    elif bandwidth.get("status") or allreduce.get("error") or bandwidth.get("error"):
+        reason = bandwidth.get("reason") or allreduce.get("error") or bandwidth.get("error")
+        console.print(f"allreduce bandwidth: not measured: {reason}", highlight=False)
+    link = bandwidth.get("link") or {}
+    if link.get("GBps"):
+        console.print(f"link {link['from']} -> {link['to']} (iperf3): {link['GBps']:.3f} GB/s", highlight=False)
+    elif link.get("error"):
+        console.print(f"link bandwidth: {link['error']}", highlight=False)
+    if bandwidth.get("busbw_over_link") is not None:
+        console.print(f"best busbw / link bandwidth: {bandwidth['busbw_over_link']:.3f}", highlight=False)

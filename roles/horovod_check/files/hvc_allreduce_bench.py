@@ -25,8 +25,9 @@ def measure(size_bytes: int, device: torch.device, warmup: int, iters: int) -> f
     if device.type == "cuda":
         torch.cuda.synchronize()
     elapsed = (time.perf_counter() - start) / iters
-    # Every rank reports its time; the slowest rank is the collective's time.
-    return max(hvd.allgather_object(elapsed))
+    # The slowest rank's time is the collective's time.
+    slowest = hvd.allreduce(torch.tensor([elapsed], dtype=torch.float64), op=hvd.Max, name=f"hvc.bench.t.{size_bytes}")
+    return float(slowest.item())
 
 
 def main() -> int:

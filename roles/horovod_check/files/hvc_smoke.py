@@ -1,7 +1,9 @@
 """Horovod smoke test, run under horovodrun on every slot of the cluster.
 
 Each rank checks allreduce, allgather and broadcast results it can predict exactly; rank 0 writes
-one JSON document with every rank's outcome (host, rank, checks, error) to the path in argv[1].
+one JSON document with every rank's outcome (host, rank, ok; rank 0's own checks and error in
+full) to the path in argv[1]. A rank whose collective failed reports ok=false; a rank that died
+makes horovodrun fail, which the caller reports with its output.
 """
 import json
 import socket
@@ -11,6 +13,8 @@ import traceback
 
 import horovod.torch as hvd
 import torch
+
+HOST_BYTES = 64
 
 
 def run_checks(device: torch.device) -> dict:
@@ -27,6 +31,18 @@ def run_checks(device: torch.device) -> dict:
     return checks
 
 
+def gather_records(record: dict) -> list:
+    """Every rank's record on every rank, with tensors only (allgather_object needs numpy)."""
+    name = record["host"].encode()[:HOST_BYTES].ljust(HOST_BYTES, b"\0")
+    row = torch.tensor([record["rank"], int(record["ok"])] + list(name), dtype=torch.int64)
+    records = []
+    for values in hvd.allgather(row.unsqueeze(0), name="hvc.smoke.records").tolist():
+        rank, ok, host = values[0], bool(values[1]), bytes(values[2:]).rstrip(b"\0").decode()
+        mine = rank == hvd.rank()
+        records.append({**(record if mine else {}), "rank": rank, "host": host, "ok": ok})
+    return records
+
+
 def main() -> int:
     out_path = sys.argv[1]
     start = time.monotonic()
@@ -40,7 +56,7 @@ def main() -> int:
     except Exception:  # a failed collective is a result to report, not a crash to hide
         record["ok"] = False
         record["error"] = traceback.format_exc(limit=3)
-    records = hvd.allgather_object(record)
+    records = gather_records(record)
     if hvd.rank() == 0:
         with open(out_path, "w", encoding="utf-8") as handle:
             json.dump({"size": hvd.size(), "ranks": records,

@@ -1,0 +1,56 @@
+"""check.yml on the sandbox after the main job (site.yml) ran there: the cross-host answer.
+
+Runs in the test command's sandbox stage, after scripts/sandbox-run.sh rolled out site.yml.
+"""
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from horovod_cluster import Cluster
+from horovod_cluster.sandbox import Sandbox
+
+ROOT = Path(__file__).resolve().parents[2]
+SANDBOX = ROOT / "inventories" / "sandbox"
+
+pytestmark = [
+    pytest.mark.sandbox,
+    pytest.mark.skipif(not (SANDBOX / "hosts.yml").is_file(), reason="sandbox not up (horovod-cluster sandbox up)"),
+]
+
+
+def test_smoke_passes_on_every_slot_with_gloo_and_mpi(tmp_path):
+    report = Cluster(SANDBOX, artifacts_dir=tmp_path).check(smoke=True)
+    hosts = Cluster(SANDBOX).hosts()
+    assert report.ok, report.to_json()
+    for controller in ("gloo", "mpi"):
+        smoke = report.smoke[controller]
+        assert smoke["ok"] and smoke["controller"] == controller
+        assert sorted({rank["host"] for rank in smoke["ranks"]}) == sorted(hosts)
+        assert sorted(rank["rank"] for rank in smoke["ranks"]) == list(range(smoke["size"]))
+        assert smoke["size"] >= len(hosts)
+
+
+def test_a_stopped_host_is_named_within_bounded_time(tmp_path):
+    """One host stopped: the report names it unreachable, and the smoke test names the host the
+    launcher could not reach, without hanging."""
+    hosts = Cluster(SANDBOX).hosts()
+    victim = hosts[-1]
+    subprocess.run(["podman", "stop", "-t", "1", victim], check=True, capture_output=True)
+    try:
+        start = time.monotonic()
+        report = Cluster(SANDBOX, artifacts_dir=tmp_path).check(smoke=True)
+        elapsed = time.monotonic() - start
+    finally:
+        subprocess.run(["podman", "start", victim], check=True, capture_output=True)
+        Sandbox().up(count=len(hosts))  # new address and host key scan, inventory rewritten
+    assert elapsed < 240, f"check took {elapsed:.0f} s with a host down"
+    assert not report.ok
+    assert report.run.hosts[victim].unreachable
+    for controller in ("gloo", "mpi"):
+        assert report.smoke[controller]["ok"] is False
+        assert report.smoke[controller]["unreachable"] == [victim], report.smoke[controller]
+        assert victim in report.smoke[controller]["error"]
