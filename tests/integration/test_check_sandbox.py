@@ -22,8 +22,8 @@ pytestmark = [
 ]
 
 
-def test_smoke_passes_on_every_slot_with_gloo_and_mpi(tmp_path):
-    report = Cluster(SANDBOX, artifacts_dir=tmp_path).check(smoke=True)
+def test_smoke_and_bandwidth_on_every_slot_with_gloo_and_mpi(tmp_path):
+    report = Cluster(SANDBOX, artifacts_dir=tmp_path).check(smoke=True, bench=True)
     hosts = Cluster(SANDBOX).hosts()
     assert report.ok, report.to_json()
     for controller in ("gloo", "mpi"):
@@ -32,6 +32,11 @@ def test_smoke_passes_on_every_slot_with_gloo_and_mpi(tmp_path):
         assert sorted({rank["host"] for rank in smoke["ranks"]}) == sorted(hosts)
         assert sorted(rank["rank"] for rank in smoke["ranks"]) == list(range(smoke["size"]))
         assert smoke["size"] >= len(hosts)
+    assert report.findings == [] and all(not h["problems"] for h in report.hosts.values())
+    table = report.bandwidth["allreduce"]
+    assert table["size"] >= len(hosts) and len(table["rows"]) >= 3
+    assert all(row["busbw_GBps"] > 0 and row["seconds"] > 0 for row in table["rows"])
+    assert report.bandwidth["link"]["GBps"] > 0 and report.bandwidth["busbw_over_link"] > 0
 
 
 def test_a_stopped_host_is_named_within_bounded_time(tmp_path):
