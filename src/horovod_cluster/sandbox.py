@@ -84,6 +84,13 @@ def _podman(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run(["podman", *args], capture_output=True, text=True, check=check)
 
 
+def _remove(*names: str) -> None:
+    """podman rm -f, twice if need be: the first rm of a container whose conmon is gone fails
+    waiting for an exit file nobody will write; by then podman has marked it stopped."""
+    if _podman("rm", "-f", "-t", "1", *names, check=False).returncode != 0:
+        _podman("rm", "-f", "-t", "1", *names)
+
+
 @dataclass
 class Host:
     name: str
@@ -215,10 +222,16 @@ class Sandbox:
         inspect = _podman("container", "inspect", name, check=False)
         if inspect.returncode == 0:
             if json.loads(inspect.stdout)[0]["State"]["Running"]:
-                return False
-            self.progress(f"starting {name}")
-            _podman("start", name)
-            return True
+                if self._responds(name):
+                    return False
+            else:
+                self.progress(f"starting {name}")
+                if _podman("start", name, check=False).returncode == 0 and self._responds(name):
+                    return True
+            # Podman's record says running (or it will not start) but nothing answers: state
+            # carried over from another boot or machine image. Replace the host.
+            self.progress(f"replacing {name}: the container does not respond")
+            _remove(name)
         self.progress(f"creating {name} ({arch})")
         _podman("run", "-d", "--name", name, "--hostname", name, "--network", self.network,
                 "--arch", arch, "--label", self.label, "--shm-size=1g", "--stop-timeout=1",
@@ -229,12 +242,26 @@ class Sandbox:
                        input=key, text=True, check=True, capture_output=True)
         return True
 
+    @staticmethod
+    def _responds(name: str) -> bool:
+        try:
+            return subprocess.run(["podman", "exec", name, "true"], capture_output=True,
+                                  timeout=30).returncode == 0
+        except subprocess.TimeoutExpired:
+            return False
+
+    def _diagnose(self, name: str) -> str:
+        """What the host itself says about sshd, for the error message."""
+        probe = _podman("exec", name, "sh", "-c",
+                        "systemctl is-system-running; systemctl status --no-pager -n 5 ssh", check=False)
+        return (probe.stdout + probe.stderr).strip() or f"podman exec {name} gave no output"
+
     def _address(self, name: str) -> str:
         data = json.loads(_podman("container", "inspect", name).stdout)[0]
         networks = data["NetworkSettings"].get("Networks") or {}
         return (networks.get(self.network) or {}).get("IPAddress", "")
 
-    def _scan_host_keys(self, hosts: list[Host], timeout: float = 60) -> None:
+    def _scan_host_keys(self, hosts: list[Host], timeout: float = 180) -> None:
         """Record each host's real ed25519 key (sshd may still be starting: wait for it)."""
         lines: list[str] = []
         for host in hosts:
@@ -248,7 +275,8 @@ class Sandbox:
                     lines += [f"{host.name},{line}" for line in keys]
                     break
                 if time.monotonic() > deadline:
-                    raise SandboxError(f"sshd on {host.name} ({host.address}) did not answer in {timeout:.0f} s")
+                    raise SandboxError(f"sshd on {host.name} ({host.address}) did not answer in {timeout:.0f} s;"
+                                       f" the host says:\n{self._diagnose(host.name)}")
                 time.sleep(1)
         self.known_hosts.write_text("\n".join(lines) + "\n")
 
@@ -283,7 +311,7 @@ class Sandbox:
     def down(self, images: bool = False) -> list[str]:
         removed = [host.name for host in self.status()]
         if removed:
-            _podman("rm", "-f", "-t", "1", *removed)
+            _remove(*removed)
         if _podman("network", "exists", self.network, check=False).returncode == 0:
             _podman("network", "rm", "-f", self.network)
         if images:

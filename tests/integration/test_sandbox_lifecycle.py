@@ -61,3 +61,32 @@ def test_up_twice_status_and_down(tmp_path):
     assert "hvc-lifecycle" not in _podman_names("network")
     assert box.status() == []
     assert not (tmp_path / "inv" / "hosts.yml").exists()
+
+
+def test_up_replaces_a_host_whose_processes_are_gone(tmp_path):
+    """A machine image or reboot can keep podman's record "running" for a container whose
+    processes are gone (CI once failed so: sshd never answered). `up` must replace such a host."""
+    box = Sandbox(prefix="hvc-stale", network="hvc-stale", inventory_dir=tmp_path / "inv",
+                  state_dir=tmp_path / "state")
+    try:
+        box.up(count=1)
+        state = subprocess.run(["podman", "inspect", "hvc-stale1", "--format",
+                                "{{.Id}} {{.State.ConmonPid}} {{.State.Pid}}"],
+                               capture_output=True, text=True, check=True).stdout.split()
+        old_id, conmon, pid = state[0], int(state[1]), int(state[2])
+        os.kill(conmon, 9)  # conmon first, so podman is not told the container exited
+        os.kill(pid, 9)
+        time.sleep(1)
+
+        hosts = box.up(count=1)
+        new_id = subprocess.run(["podman", "inspect", "hvc-stale1", "--format", "{{.Id}}"],
+                                capture_output=True, text=True, check=True).stdout.strip()
+        assert new_id != old_id
+        ping = subprocess.run(["ansible", "-i", str(tmp_path / "inv"), "all", "-m", "ansible.builtin.ping"],
+                              capture_output=True, text=True,
+                              env={**os.environ, "ANSIBLE_CACHE_PLUGIN": "memory"})
+        assert ping.returncode == 0, ping.stdout + ping.stderr
+        assert hosts[0].address in (tmp_path / "inv" / "hosts.yml").read_text()
+    finally:
+        box.down()
+    assert "hvc-stale" not in _podman_names("ps")
