@@ -112,6 +112,10 @@ def horovod_build_env(platform: dict, options: dict | None = None) -> dict:
         env["HOROVOD_GPU_OPERATIONS"] = gpu_ops
         if cuda.get("home"):
             env["HOROVOD_CUDA_HOME"] = str(cuda["home"])
+            # horovod/torch's CMake asks torch.utils.cpp_extension.CUDA_HOME whether torch can
+            # build CUDA code; that reads CUDA_HOME (else nvcc on PATH) and refuses a GPU build
+            # ("this PyTorch installation does not support CUDA") when it finds neither.
+            env["CUDA_HOME"] = str(cuda["home"])
         if gpu_ops == "NCCL":
             if nccl.get("home"):
                 env["HOROVOD_NCCL_HOME"] = str(nccl["home"])
@@ -157,7 +161,8 @@ def horovod_platform_key(platform: dict) -> str:
     """A stable key: hosts with equal keys can share one built wheel.
 
     Covers horovod version/ref, OS, arch, Python major.minor, each framework version (full,
-    since horovod/metadata.json records it), CUDA major.minor, GPU operations, MPI major.
+    since horovod/metadata.json records it), CUDA major.minor and the compute capabilities built
+    (HOROVOD_BUILD_CUDA_CC_LIST), GPU operations, MPI major.
     """
     platform = dict(platform or {})
     for required in ("os", "arch", "python"):
@@ -176,6 +181,10 @@ def horovod_platform_key(platform: dict) -> str:
     cuda = platform.get("cuda") or {}
     parts.append("cuda" + _major_minor(cuda.get("version")) if cuda_present(platform) and cuda.get("version")
                  else ("cuda" if cuda_present(platform) else "cpu"))
+    # The GPU architectures compiled in: a wheel built for sm_80 does not run on an sm_75 GPU.
+    caps = str(platform.get("cuda_cc_list") or "")
+    if cuda_present(platform) and caps:
+        parts.append("sm" + "_".join(_clean(c) for c in caps.split(",")))
     gpu_ops = platform.get("gpu_operations") or "none"
     parts.append("gpuops" + _clean(gpu_ops).lower())
     mpi = _major_minor(platform.get("mpi_version"), 1)

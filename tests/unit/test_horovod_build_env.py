@@ -24,6 +24,7 @@ def test_gpu_host_gets_nccl():
     env = horovod_build_env(GPU, {"frameworks": ["pytorch"], "controllers": ["gloo"], "cmake": "/usr/bin/cmake"})
     assert env["HOROVOD_GPU_OPERATIONS"] == "NCCL"
     assert env["HOROVOD_CUDA_HOME"] == "/opt/cuda"
+    assert env["CUDA_HOME"] == "/opt/cuda"  # torch.utils.cpp_extension finds the toolkit by it
     assert env["HOROVOD_NCCL_HOME"] == "/opt/nccl"
     assert env["HOROVOD_NCCL_LINK"] == "SHARED"
     assert env["HOROVOD_BUILD_CUDA_CC_LIST"] == "86,90"
@@ -79,6 +80,15 @@ def test_platform_key_stable_and_complete():
     assert horovod_platform_key(dict(CPU)) == key
     gkey = horovod_platform_key(GPU)
     assert "cuda13.0" in gkey and "gpuopsnccl" in gkey and "pytorch2.14.1_cu130" in gkey
+
+
+def test_platform_key_names_the_compute_capabilities():
+    """A wheel built for sm_80,sm_90 must not be installed where an sm_75 build is wanted."""
+    ampere = horovod_platform_key(dict(GPU, cuda_cc_list="80,90"))
+    turing = horovod_platform_key(dict(GPU, cuda_cc_list="75"))
+    assert "-cuda13.0-sm80_90-gpuopsnccl-" in ampere
+    assert ampere != turing
+    assert horovod_platform_key(dict(CPU, cuda_cc_list="80")) == horovod_platform_key(CPU)
 
 
 @pytest.mark.parametrize("change", [
