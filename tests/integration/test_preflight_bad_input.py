@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from preflight_helpers import BAD_INVENTORY, PLAN_INVENTORY, local_inventory, plan_preflight, run_playbook
+from ansible_run import BAD_INVENTORY, PLAN_INVENTORY, local_inventory, plan_preflight, run_playbook
 
 # (case, inventory, host, extra vars, expected fragments of the message)
 RECORDED_CASES = [

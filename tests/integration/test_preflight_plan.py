@@ -7,7 +7,7 @@ import platform
 
 import pytest
 
-from preflight_helpers import PLAN_INVENTORY, REPO, local_inventory, plan_preflight, run_playbook
+from ansible_run import PLAN_INVENTORY, REPO, ansible_playbook, local_inventory, plan_preflight, run_playbook
 
 FIXTURE_HOSTS = {
     # host: (os_id, os_version, arch, is_raspberry_pi, gpu_count)
@@ -77,13 +77,7 @@ def test_connection_guard_is_real(tmp_path):
     """Sanity check of the guard the test above relies on: a task that does connect fails."""
     (tmp_path / "probe.yml").write_text(
         "- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.ping:\n")
-    import shutil
-    import subprocess
-    import sys
-    proc = subprocess.run([shutil.which("ansible-playbook") or str(sys.executable).replace("python", "ansible-playbook"),
-                           str(tmp_path / "probe.yml"), "-i", str(PLAN_INVENTORY), "--limit", "cpu-debian12"],
-                          cwd=REPO, capture_output=True, text=True,
-                          env=dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg")))
+    proc = ansible_playbook([tmp_path / "probe.yml", "-i", PLAN_INVENTORY, "--limit", "cpu-debian12"])
     assert proc.returncode != 0
     assert "plan-must-not-connect" in proc.stdout + proc.stderr
 

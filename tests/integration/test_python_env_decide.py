@@ -7,14 +7,12 @@ decide.yml makes no change to any host, so it runs here against localhost with f
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from ansible_run import PLAN_INVENTORY, ansible_playbook_json, run_playbook
 
 PLAYBOOK = """
 - name: Decide python_env
@@ -49,17 +47,10 @@ def decide(tmp_path: Path, facts: dict, **variables) -> tuple[dict | None, str]:
     """Run decide.yml; return (plan, failure message)."""
     (tmp_path / "decide.yml").write_text(PLAYBOOK, encoding="utf-8")
     (tmp_path / "vars.json").write_text(json.dumps({"ansible_facts": facts, **variables}), encoding="utf-8")
-    env = {**os.environ, "ANSIBLE_ROLES_PATH": str(REPO / "roles"), "ANSIBLE_STDOUT_CALLBACK": "json",
-           "ANSIBLE_CACHE_PLUGIN": "memory", "ANSIBLE_CONFIG": str(REPO / "ansible.cfg")}
-    run = subprocess.run(
-        [str(Path(sys.executable).with_name("ansible-playbook")), "-i", "localhost,", "-c", "local",
-         "-e", f"ansible_python_interpreter={sys.executable}", "-e", f"@{tmp_path / 'vars.json'}",
-         str(tmp_path / "decide.yml")],
-        capture_output=True, text=True, env=env, cwd=REPO, check=False)
-    report = json.loads(run.stdout)
+    run = ansible_playbook_json(["-i", "localhost,", "-c", "local", "-e", f"ansible_python_interpreter={sys.executable}",
+                                 "-e", f"@{tmp_path / 'vars.json'}", tmp_path / "decide.yml"])
     plan, failure = None, ""
-    for task in report["plays"][0]["tasks"]:
-        result = task["hosts"].get("localhost", {})
+    for _, _, result in run.results():  # localhost is the only host
         if result.get("failed"):
             failures = [r.get("msg", "") for r in result.get("results", []) if r.get("failed")]
             failure = " ".join(failures) or result.get("msg", "")
@@ -209,9 +200,6 @@ def test_offline_without_the_torch_wheel_fails(tmp_path):
 
 def test_plan_playbook_over_recorded_lab_facts():
     """playbooks/plan.yml (preflight + python_env decide) over the recorded lab hosts."""
-    sys.path.insert(0, str(Path(__file__).parent))
-    from preflight_helpers import PLAN_INVENTORY, run_playbook
-
     run = run_playbook("plan.yml", PLAN_INVENTORY, "--limit", "gpu-ubuntu2404,pi4-32,pi5-64,mac-m2",
                        extra_vars={"hvc_plan_roles": ["preflight", "python_env"],
                                    "python_env_manager": "conda", "python_env_torch_version": "2.13.0",

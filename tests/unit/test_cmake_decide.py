@@ -1,7 +1,7 @@
 """cmake decide step over recorded facts: method per platform, and bad input refused naming the variable."""
 import pytest
 
-from _toolchain_play import host_facts, plans, run_role
+from ansible_run import host_facts, plans, run_role
 
 AUTO = {"debian12": "distro", "raspios12": "distro", "ubuntu22": "distro", "ubuntu24": "distro",
         "ubuntu20": "distro", "macos14": "homebrew"}

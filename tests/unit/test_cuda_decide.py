@@ -9,18 +9,13 @@ The GPU facts are built by preflight's own parser from the real nvidia-smi fixtu
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 import hvc_platform  # plugins/module_utils, put on sys.path by conftest.py
+from ansible_run import REPO, ansible_playbook_json, local_inventory
 
-REPO = Path(__file__).resolve().parents[2]
 FIX = REPO / "tests" / "fixtures"
-ANSIBLE_PLAYBOOK = Path(sys.executable).with_name("ansible-playbook")
 
 PLAYBOOK = """
 - name: Decide over recorded facts
@@ -91,32 +86,24 @@ def workdir(tmp_path_factory):
     cache.mkdir()
     for name, facts in HOSTS.items():
         (cache / (name + ".json")).write_text(json.dumps(facts))
-    inventory = {"all": {"hosts": {name: {"ansible_connection": "local",
-                                          "ansible_python_interpreter": sys.executable}
-                                   for name in HOSTS}}}
-    (tmp / "inventory.json").write_text(json.dumps(inventory))
+    local_inventory(tmp, {name: {} for name in HOSTS})
     (tmp / "decide.yml").write_text(PLAYBOOK)
     return tmp
 
 
 def run(workdir, limit, **extra):
-    env = dict(os.environ, ANSIBLE_CACHE_PLUGIN="memory", ANSIBLE_GATHERING="explicit", ANSIBLE_STDOUT_CALLBACK="json",
-               ANSIBLE_ACTION_PLUGINS=str(REPO / "playbooks" / "action_plugins"),
-               ANSIBLE_ROLES_PATH=str(REPO / "roles"), ANSIBLE_CONFIG=str(REPO / "ansible.cfg"))
     extra = dict(extra, repo=str(REPO), facts_dir=str(workdir / "facts"))
-    proc = subprocess.run([str(ANSIBLE_PLAYBOOK), "--check", "-i", str(workdir / "inventory.json"), "-l", limit,
-                           str(workdir / "decide.yml"), "-e", json.dumps(extra)],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
-    out = json.loads(proc.stdout[proc.stdout.index("{"):])
+    out = ansible_playbook_json(["--check", "-i", workdir / "inventory.json", "-l", limit, workdir / "decide.yml",
+                                 "-e", json.dumps(extra)], timeout=300,
+                                env={"ANSIBLE_GATHERING": "explicit",
+                                     "ANSIBLE_ACTION_PLUGINS": str(REPO / "playbooks" / "action_plugins")})
     results = {}
-    for play in out["plays"]:
-        for task in play["tasks"]:
-            for host, res in task["hosts"].items():
-                if res.get("failed"):
-                    results[host] = {"failed": res.get("msg", "")}
-                elif task["task"]["name"].startswith("Show the plans"):
-                    results[host] = res["msg"]
-    return proc.returncode, results
+    for host, task, res in out.results():
+        if res.get("failed"):
+            results[host] = {"failed": res.get("msg", "")}
+        elif task.startswith("Show the plans"):
+            results[host] = res["msg"]
+    return out.rc, results
 
 
 def test_plan_over_recorded_facts(workdir):

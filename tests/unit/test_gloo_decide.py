@@ -1,5 +1,5 @@
 """gloo decide step over recorded facts: libuv packages per platform, skip with a reason, bad input."""
-from _toolchain_play import host_facts, plans, run_role
+from ansible_run import host_facts, plans, run_role
 
 
 def test_packages_per_platform(tmp_path):

@@ -1,7 +1,7 @@
 """hostfile decide step over recorded facts: slots = GPUs, cores, or the per-host override; bad slots refused."""
 import pytest
 
-from _toolchain_play import host_facts, plans, run_role
+from ansible_run import host_facts, plans, run_role
 
 
 def test_slots_from_gpus_cores_and_override(tmp_path):

@@ -1,7 +1,7 @@
 """openmpi decide step over recorded facts, and the source method's validation and check mode."""
 import pytest
 
-from _toolchain_play import host_facts, plans, run_role
+from ansible_run import host_facts, plans, run_role
 
 GPU_HOST = {"hvc_platform": {"gpu": {"present": True, "count": 2}, "cores": 16}}
 

@@ -1,7 +1,7 @@
 """ssh_mesh decide step over recorded facts: the names and addresses per host, and bad input refused."""
 import pytest
 
-from _toolchain_play import host_facts, plans, run_role
+from ansible_run import host_facts, plans, run_role
 
 
 def test_names_and_addresses(tmp_path):
