@@ -37,6 +37,23 @@ def test_smoke_and_bandwidth_on_every_slot_with_gloo_and_mpi(tmp_path):
     assert table["size"] >= len(hosts) and len(table["rows"]) >= 3
     assert all(row["busbw_GBps"] > 0 and row["seconds"] > 0 for row in table["rows"])
     assert report.bandwidth["link"]["GBps"] > 0 and report.bandwidth["busbw_over_link"] > 0
+    # A check changes nothing: its scripts and iperf3 came with the rollout.
+    assert {name: h.changed for name, h in report.run.hosts.items()} == {name: 0 for name in hosts}
+
+
+def test_check_without_the_rollouts_scripts_says_so(tmp_path):
+    """A check installs nothing: on a launcher without the check scripts it names what is missing."""
+    hosts = Cluster(SANDBOX).hosts()
+    launcher, moved = hosts[0], "/opt/horovod-cluster/check.away"
+    subprocess.run(["podman", "exec", launcher, "mv", "/opt/horovod-cluster/check", moved], check=True)
+    try:
+        report = Cluster(SANDBOX, artifacts_dir=tmp_path).check(smoke=True)
+    finally:
+        subprocess.run(["podman", "exec", launcher, "mv", moved, "/opt/horovod-cluster/check"], check=True)
+    assert not report.ok
+    error = report.smoke["_preconditions"]["error"]
+    assert "no check scripts in /opt/horovod-cluster/check" in error and "rollout" in error
+    assert all(h.changed == 0 for h in report.run.hosts.values())
 
 
 def test_a_stopped_host_is_named_within_bounded_time(tmp_path):
