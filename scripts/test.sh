@@ -12,7 +12,7 @@ source scripts/stage.sh
 # The arm64 scenarios run under qemu (CPU-bound, slow); the amd64 ones wait mostly on downloads
 # and package installs. Running the two lanes side by side keeps the 2 cores busy.
 ARM64_SCENARIOS=(preflight_arm64 toolchain_arm64)
-AMD64_SCENARIOS=(preflight toolchain mpi_cluster python_env cuda_pip horovod_cluster)
+AMD64_SCENARIOS=(preflight toolchain mpi_cluster python_env cuda_pip horovod_cluster horovod_nccl)
 # The slow tier, documented in README.
 SLOW_SCENARIOS=(cuda_distro)
 
