@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from ansible_run import ansible_playbook_json
 
 PLAYBOOK = """
 - name: Apply python_env
@@ -58,14 +56,10 @@ def run_role(tmp_path: Path, sha256: str) -> tuple[int, dict]:
         "python_env_pip_packages": ["six==1.16.0"],
     }
     (tmp_path / "vars.json").write_text(json.dumps(variables), encoding="utf-8")
-    env = {**os.environ, "ANSIBLE_ROLES_PATH": str(REPO / "roles"), "ANSIBLE_STDOUT_CALLBACK": "json",
-           "ANSIBLE_CACHE_PLUGIN": "memory", "ANSIBLE_CONFIG": str(REPO / "ansible.cfg")}
-    run = subprocess.run(
-        [str(Path(sys.executable).with_name("ansible-playbook")), "-i", "localhost,", "-c", "local",
-         "-e", f"ansible_python_interpreter={sys.executable}", "-e", f"@{tmp_path / 'vars.json'}",
-         str(tmp_path / "play.yml")],
-        capture_output=True, text=True, env=env, cwd=REPO, check=False)
-    return run.returncode, json.loads(run.stdout)
+    run = ansible_playbook_json(["-i", "localhost,", "-c", "local",
+                                 "-e", f"ansible_python_interpreter={sys.executable}",
+                                 "-e", f"@{tmp_path / 'vars.json'}", tmp_path / "play.yml"])
+    return run.rc, run.data
 
 
 def failure_messages(report: dict) -> str:
