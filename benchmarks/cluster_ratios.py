@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""The DESIGN §6 targets, measured as ratios in one run on a private sandbox of fresh hosts.
+
+    python benchmarks/cluster_ratios.py [--hosts 4] [--warm-wheels] [--json out.json]
+
+1. rollout of N fresh hosts / rollout of 1 fresh host          target <= 1.3  (build once, distribute)
+2. no-op re-run / first run of site.yml (N hosts)               target <= 0.05
+3. `Cluster.rollout` / plain `ansible-playbook`, same no-op     target <= 1.05
+4. check of N hosts / check of 1 host (smoke test included)     target <= 1.5
+5. allreduce bus bandwidth / iperf3 link bandwidth (N hosts)    target >= 0.7
+
+Each first rollout starts from fresh containers and, unless --warm-wheels, an empty wheel cache of
+its own, so the 1-host and the N-host rollout each compile Horovod exactly once. The sandbox
+(prefix hvc-bench, network hvc-bench) is removed at the end; the main sandbox is not touched.
+Wall times on a shared 2-core machine: the ratios, not the seconds, are the result.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from horovod_cluster import Cluster
+from horovod_cluster.content import content_dir
+from horovod_cluster.sandbox import Sandbox
+
+TARGETS = {  # name: (comparison, bound)
+    "rollout_n_over_1": ("<=", 1.3),
+    "noop_over_first": ("<=", 0.05),
+    "runner_over_ansible_playbook": ("<=", 1.05),
+    "check_n_over_1": ("<=", 1.5),
+    "busbw_over_link": (">=", 0.7),
+}
+
+
+def timed(fn):
+    start = time.monotonic()
+    result = fn()
+    return result, time.monotonic() - start
+
+
+def bring_up(box: Sandbox, inventory: Path, count: int) -> None:
+    """Fresh hosts, and the sandbox's group_vars next to the inventory the sandbox writes."""
+    box.down()
+    box.up(count=count)
+    shutil.copytree(content_dir() / "inventories" / "sandbox" / "group_vars", inventory / "group_vars",
+                    dirs_exist_ok=True)
+
+
+def cluster(inventory: Path, work: Path, wheels: Path | None) -> Cluster:
+    extravars = {"horovod_artifacts_dir": str(wheels)} if wheels else {}
+    return Cluster(inventory, artifacts_dir=work / "runs", extravars=extravars)
+
+
+def must(result, what: str):
+    if not result.ok:
+        sys.exit(f"{what} failed: {result.to_json()[:3000]}")
+    return result
+
+
+def measure(count: int, warm_wheels: bool, work: Path) -> dict:
+    inventory = work / "inventory"
+    box = Sandbox(prefix="hvc-bench", network="hvc-bench", inventory_dir=inventory, state_dir=work / "state")
+    times: dict[str, float] = {}
+    try:
+        for n in (1, count):
+            bring_up(box, inventory, n)
+            wheels = None if warm_wheels else work / f"wheels-{n}"
+            hosts = cluster(inventory, work, wheels)
+            _, times[f"first_{n}"] = timed(lambda: must(hosts.rollout(), f"first rollout of {n}"))
+            _, times[f"check_{n}"] = timed(lambda: must(hosts.check(smoke=True), f"check of {n}"))
+            print(f"{n} host(s): first rollout {times[f'first_{n}']:.0f} s, check {times[f'check_{n}']:.0f} s",
+                  flush=True)
+        # No-op runs on the N hosts, alternating the two runners; the faster of two runs each.
+        env = {**os.environ, "ANSIBLE_CONFIG": str(content_dir() / "ansible.cfg")}
+        plain_cmd = ["ansible-playbook", str(content_dir() / "site.yml"), "-i", str(inventory)]
+        if not warm_wheels:
+            plain_cmd += ["-e", f"horovod_artifacts_dir={work / f'wheels-{count}'}"]
+        runner, plain = [], []
+        for _ in range(2):
+            runner.append(timed(lambda: must(hosts.rollout(), "no-op rollout"))[1])
+            plain.append(timed(lambda: subprocess.run(plain_cmd, env=env, cwd=content_dir(), check=True,
+                                                      stdout=subprocess.DEVNULL))[1])
+        times["noop_runner"], times["noop_plain"] = min(runner), min(plain)
+        bench = must(hosts.check(smoke=False, bench=True), "bandwidth check")
+        link = bench.bandwidth or {}
+    finally:
+        box.down()
+    return {
+        "hosts": count, "seconds": {k: round(v, 1) for k, v in times.items()},
+        "ratios": {
+            "rollout_n_over_1": times[f"first_{count}"] / times["first_1"],
+            "noop_over_first": times["noop_runner"] / times[f"first_{count}"],
+            "runner_over_ansible_playbook": times["noop_runner"] / times["noop_plain"],
+            "check_n_over_1": times[f"check_{count}"] / times["check_1"],
+            "busbw_over_link": link.get("busbw_over_link"),
+        },
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--hosts", type=int, default=4, help="N, the larger cluster (default 4)")
+    parser.add_argument("--warm-wheels", action="store_true",
+                        help="use the machine's Horovod wheel cache (no compile) instead of an empty one per rollout")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="hvc-bench-") as tmp:
+        figures = measure(args.hosts, args.warm_wheels, Path(tmp))
+    figures["warm_wheels"] = args.warm_wheels
+    print(f"\n{'ratio':32} {'measured':>9} {'target':>8}  verdict")
+    for name, value in figures["ratios"].items():
+        op, bound = TARGETS[name]
+        met = value is not None and (value <= bound if op == "<=" else value >= bound)
+        shown = "n/a" if value is None else f"{value:.3f}"
+        print(f"{name:32} {shown:>9} {op + ' ' + str(bound):>8}  {'met' if met else 'NOT met'}")
+    print("seconds:", json.dumps(figures["seconds"]))
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
