@@ -199,6 +199,17 @@ def plan(limit: str | None, facts_dir: Path | None, **opts) -> None:
     _drive(opts, "playbooks/plan.yml", lambda c: c.plan(limit=limit, facts_dir=facts_dir))
 
 
+@main.command()
+@click.option("--limit", help="only these hosts/groups (ansible pattern)")
+@run_options
+def wheelhouse(limit: str | None, **opts) -> None:
+    """Fill the controller wheelhouse with the framework wheels each host needs, then list it.
+
+    pip download runs on this machine with its own pip configuration; hosts are not changed.
+    The wheelhouse is ~/.cache/horovod-cluster/wheelhouse (python_env_wheelhouse)."""
+    _drive(opts, "playbooks/wheelhouse.yml", lambda c: c.wheelhouse(limit=limit))
+
+
 def rollout_options(func):
     options = [
         click.option("--limit", help="only these hosts/groups (ansible pattern)"),

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .content import cache_dir, content_dir as default_content_dir
-from .results import CheckReport, PlanResult, Result, RolloutResult, from_json
+from .results import CheckReport, PlanResult, Result, RolloutResult, WheelhouseResult, from_json
 from .runner import DEFAULT_KEEP, EventCallback, InventoryError, Runner, load_inventory
 
 LAST_RUN = "last-run.json"  # any result, for `report`
@@ -153,6 +153,12 @@ class Cluster:
                      "envvars": {"ANSIBLE_CACHE_PLUGIN": "memory"}}
         run, stats = self._run("playbooks/plan.yml", limit=limit, **extra)
         return self._remember(PlanResult(hosts=stats.get("hvc_plan") or {}, run=run))
+
+    def wheelhouse(self, limit: str | None = None) -> WheelhouseResult:
+        """Fill the controller wheelhouse with the wheels these hosts need (pip download, once per
+        wheel set; hosts are not changed). `rollout` does the same as its first step after preflight."""
+        run, stats = self._run("playbooks/wheelhouse.yml", limit=limit)
+        return self._remember(WheelhouseResult(hosts=stats.get("hvc_wheelhouse") or {}, run=run))
 
     def rollout(
         self,

@@ -4,7 +4,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from .results import CheckReport, PlanResult, Result, RolloutResult
+from .results import CheckReport, PlanResult, Result, RolloutResult, WheelhouseResult
 
 _STYLE = {"ok": "green", "changed": "yellow", "failed": "bold red", "unreachable": "bold red"}
 
@@ -14,6 +14,8 @@ def render(result: Result, console: Console) -> None:
         _plan(result, console)
     elif isinstance(result, CheckReport):
         _check(result, console)
+    elif isinstance(result, WheelhouseResult):
+        _wheelhouse(result, console)
     _run(result if isinstance(result, RolloutResult) else result.run, console)
     verdict = "[bold green]OK[/]" if result.ok else "[bold red]FAILED[/]"
     console.print(f"{result.kind}: {verdict}")
@@ -51,6 +53,13 @@ def _plan(result: PlanResult, console: Console) -> None:
             plan = plan if isinstance(plan, dict) else {"action": str(plan)}
             table.add_row(host, role, str(plan.get("action", "")), str(plan.get("method", "")),
                           str(plan.get("reason", "")))
+    console.print(table)
+
+
+def _wheelhouse(result: WheelhouseResult, console: Console) -> None:
+    table = Table("wheel set", "torch", "wheels", "hosts", title="controller wheelhouse", title_justify="left")
+    for folder, entry in sorted(result.sets.items()):
+        table.add_row(folder or "(none)", entry["requirement"] or "-", str(entry["wheels"]), ", ".join(entry["hosts"]))
     console.print(table)
 
 

@@ -223,6 +223,43 @@ class PlanResult:
 
 
 @dataclass
+class WheelhouseResult:
+    """The controller wheelhouse after a fill: per host its wheel set {dir, requirement, wheels, downloaded}."""
+
+    hosts: dict[str, dict[str, Any]]
+    run: RolloutResult
+
+    kind = "wheelhouse"
+
+    @property
+    def ok(self) -> bool:
+        return self.run.ok
+
+    @property
+    def sets(self) -> dict[str, dict[str, Any]]:
+        """Per wheel-set folder: its requirement, wheel count and the hosts that use it."""
+        sets: dict[str, dict[str, Any]] = {}
+        for host, info in sorted(self.hosts.items()):
+            entry = sets.setdefault(info.get("dir", ""), {"requirement": info.get("requirement", ""),
+                                                          "wheels": info.get("wheels", 0), "hosts": []})
+            entry["hosts"].append(host)
+        return sets
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "ok": self.ok, "hosts": self.hosts, "run": self.run.to_dict()}
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def to_junit(self) -> str:
+        return _xml([_run_suite(self.run)])
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> WheelhouseResult:
+        return cls(hosts=data.get("hosts", {}), run=RolloutResult.from_dict(data["run"]))
+
+
+@dataclass
 class Finding:
     """Hosts that will train together but disagree, e.g. on the torch version."""
 
@@ -327,13 +364,14 @@ class CheckReport:
         return cls.from_stats(data, RolloutResult.from_dict(data["run"]))
 
 
-Result = RolloutResult | PlanResult | CheckReport
+Result = RolloutResult | PlanResult | CheckReport | WheelhouseResult
 
 
 def from_json(text: str) -> Result:
     """Restore a result saved with `to_json` (used by `horovod-cluster report`)."""
     data = json.loads(text)
-    kinds = {"rollout": RolloutResult, "plan": PlanResult, "check": CheckReport}
+    kinds = {"rollout": RolloutResult, "plan": PlanResult, "check": CheckReport,
+             "wheelhouse": WheelhouseResult}
     return kinds[data.get("kind", "rollout")].from_dict(data)
 
 

@@ -137,10 +137,47 @@ def test_gpu_host_gets_cuda_torch_and_cpu_host_the_cpu_build(tmp_path):
     gpu, failure = decide(tmp_path, UBUNTU_GPU, python_env_torch_version="2.13.0")
     assert not failure
     assert gpu["torch_variant"] == "cuda" and gpu["torch_requirement"] == "torch==2.13.0"
-    cpu, failure = decide(tmp_path, DEBIAN_AMD64, python_env_torch_version="2.13.0")
+    cpu, failure = decide(tmp_path, DEBIAN_AMD64, python_env_torch_version="2.13.0",
+                          python_env_wheelhouse_fill=False, python_env_wheelhouse="")
     assert not failure
     assert cpu["torch_variant"] == "cpu" and cpu["torch_requirement"] == "torch==2.13.0+cpu"
+    # Without a wheelhouse the host itself reaches the CPU index.
     assert cpu["pip_options"] == ["--extra-index-url https://download.pytorch.org/whl/cpu"]
+
+
+def test_controller_downloads_each_wheel_set_it_lacks(tmp_path):
+    """The default: the controller fills <wheelhouse>/<os>-<arch>-cp<py>-<build> with pip download and
+    hosts install from their copy of it (no index of their own)."""
+    wheelhouse = tmp_path / "wh"
+    cpu, failure = decide(tmp_path, {**DEBIAN_AMD64, "python": {"version": {"major": 3, "minor": 11}}},
+                          python_env_torch_version="2.13.0", python_env_wheelhouse=str(wheelhouse))
+    assert not failure
+    fill = cpu["fill"]
+    assert fill["dir"] == f"{wheelhouse}/linux-x86_64-cp311-cpu" == cpu["wheel_dir"]
+    assert fill["requirement"] == "torch==2.13.0+cpu" and fill["marker"] == "torch-2.13.0+cpu.complete"
+    first, second = fill["attempts"]
+    # The controller's own pip configuration first, then the CPU index.
+    assert "--extra-index-url" not in first and first[-1] == "torch==2.13.0+cpu"
+    assert second[-2:] == ["--extra-index-url", "https://download.pytorch.org/whl/cpu"]
+    assert {"--python-version", "3.11", "--only-binary=:all:", "--platform=manylinux_2_28_x86_64"} <= set(first)
+    assert cpu["pip_options"] == ["--find-links /opt/horovod/wheelhouse"]
+    # A GPU host on Ubuntu 24.04 (Python 3.12): the CUDA build, from PyPI, in a set of its own.
+    gpu, failure = decide(tmp_path, {**UBUNTU_GPU, "python": {"version": {"major": 3, "minor": 12}}},
+                          python_env_torch_version="2.14.1", python_env_wheelhouse=str(wheelhouse))
+    assert not failure
+    assert gpu["fill"]["dir"].endswith("/linux-x86_64-cp312-cuda")
+    assert len(gpu["fill"]["attempts"]) == 1 and gpu["fill"]["attempts"][0][-1] == "torch==2.14.1"
+    # A complete set is not downloaded again.
+    done = wheelhouse / "linux-x86_64-cp311-cpu"
+    done.mkdir(parents=True)
+    (done / "torch-2.13.0+cpu.complete").write_text("torch==2.13.0+cpu\n")
+    (done / "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl").write_bytes(b"")
+    again, _ = decide(tmp_path, DEBIAN_AMD64, python_env_torch_version="2.13.0", python_env_wheelhouse=str(wheelhouse))
+    assert again["fill"] == {} and again["wheels"] == ["torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"]
+    # python_env_wheelhouse_fill: false downloads nothing.
+    off, _ = decide(tmp_path, UBUNTU_GPU, python_env_torch_version="2.14.1", python_env_wheelhouse=str(wheelhouse),
+                    python_env_wheelhouse_fill=False)
+    assert off["fill"] == {}
 
 
 def test_cuda_build_host_without_gpu(tmp_path):
@@ -156,9 +193,11 @@ def test_wheelhouse_ships_only_the_wheels_this_host_can_use(tmp_path):
              "filelock-3.16.1-py3-none-any.whl"]
     for name in names:
         (wheelhouse / name).write_bytes(b"")
+    # A flat folder of the user's own that has the host's torch: used as it is, nothing downloaded.
     plan, failure = decide(tmp_path, DEBIAN_AMD64, python_env_torch_version="2.13.0",
                            python_env_wheelhouse=str(wheelhouse), python_env_offline=True)
     assert not failure
+    assert plan["fill"] == {}
     assert plan["wheels"] == [names[2], names[0]]
     assert plan["pip_options"] == ["--find-links /opt/horovod/wheelhouse", "--no-index"]
     arm, failure = decide(tmp_path, PI_ARM64, python_env_torch_version="2.13.0",
@@ -175,8 +214,10 @@ def test_wheelhouse_ships_only_the_wheels_this_host_can_use(tmp_path):
         ({"python_env_conda_version": "25.3"}, "python_env_conda_version"),
         ({"python_env_cuda_version": "12"}, "python_env_cuda_version"),
         ({"python_env_torch_variant": "rocm"}, "python_env_torch_variant"),
-        ({"python_env_wheelhouse": "/nonexistent/wheels"}, "python_env_wheelhouse"),
-        ({"python_env_offline": True}, "python_env_offline"),
+        ({"python_env_wheelhouse": "/nonexistent/wheels", "python_env_wheelhouse_fill": False},
+         "python_env_wheelhouse"),
+        ({"python_env_wheelhouse_fill": "sometimes"}, "python_env_wheelhouse_fill"),
+        ({"python_env_offline": True, "python_env_wheelhouse": ""}, "python_env_offline"),
         ({"python_env_wheelhouse": "/tmp", "python_env_wheelhouse_files": ["torch-9.9.9-py3-none-any.whl"]},
          "python_env_wheelhouse_files"),
         ({"python_env_manager": "conda", "python_env_artifacts_dir": "/tmp"}, "python_env_artifacts_dir"),
@@ -194,7 +235,8 @@ def test_offline_without_the_torch_wheel_fails(tmp_path):
     wheelhouse.mkdir()
     (wheelhouse / "filelock-3.16.1-py3-none-any.whl").write_bytes(b"")
     plan, failure = decide(tmp_path, DEBIAN_AMD64, python_env_torch_version="2.13.0",
-                           python_env_wheelhouse=str(wheelhouse), python_env_offline=True)
+                           python_env_wheelhouse=str(wheelhouse), python_env_offline=True,
+                           python_env_wheelhouse_fill=False)
     assert plan is None and "python_env_wheelhouse" in failure and "torch==2.13.0+cpu" in failure
 
 

@@ -29,3 +29,20 @@ def test_torch_came_from_the_wheelhouse_copy(host):
 def test_torch_computes(host):
     out = host.check_output(f"{VENV}/bin/python -c 'import torch; print(int(torch.ones(3).sum()))'")
     assert out == "3"
+
+
+def test_controller_wheelhouse_was_filled_for_the_host_set():
+    """The role's default wheelhouse on the controller holds the host's wheel set, marked complete."""
+    import os
+    from pathlib import Path
+    cache = Path(os.environ.get("HOROVOD_CLUSTER_CACHE", Path.home() / ".cache" / "horovod-cluster"))
+    wheel_set = cache / "wheelhouse" / "linux-x86_64-cp311-cpu"
+    assert (wheel_set / "torch-2.13.0+cpu.complete").is_file()
+    assert list(wheel_set.glob("torch-2.13.0+cpu-cp311-*.whl"))
+    assert list(wheel_set.glob("sympy-*.whl")), "torch's dependencies are downloaded with it"
+
+
+def test_dependencies_travelled_with_torch(host):
+    """Hosts get the whole set (torch's dependencies too), so an offline host could install it."""
+    listing = host.check_output("ls /opt/horovod/wheelhouse")
+    assert "sympy-" in listing and "filelock-" in listing

@@ -1,0 +1,57 @@
+"""The controller wheelhouse on the sandbox, after the main job (site.yml) ran there.
+
+site.yml's wheelhouse play filled ~/.cache/horovod-cluster/wheelhouse/linux-x86_64-cp311-cpu with pip
+download (the controller's pip configuration) and python_env shipped that set to every host.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from horovod_cluster import Cluster
+
+ROOT = Path(__file__).resolve().parents[2]
+SANDBOX = ROOT / "inventories" / "sandbox"
+CACHE = Path(os.environ.get("HOROVOD_CLUSTER_CACHE", Path.home() / ".cache" / "horovod-cluster"))
+WHEEL_SET = CACHE / "wheelhouse" / "linux-x86_64-cp311-cpu"
+
+pytestmark = [
+    pytest.mark.sandbox,
+    pytest.mark.skipif(not (SANDBOX / "hosts.yml").is_file(), reason="sandbox not up (horovod-cluster sandbox up)"),
+]
+
+
+def test_rollout_filled_the_controller_wheelhouse_and_shipped_it():
+    assert (WHEEL_SET / "torch-2.13.0+cpu.complete").is_file()
+    wheel = next(WHEEL_SET.glob("torch-2.13.0+cpu-cp311-cp311-*.whl"))
+    for host in Cluster(SANDBOX).hosts():
+        listing = subprocess.run(["podman", "exec", host, "ls", "/opt/horovod/wheelhouse"],
+                                 capture_output=True, text=True, check=True).stdout.split()
+        assert wheel.name in listing and any(name.startswith("sympy-") for name in listing), host
+        torch = subprocess.run(["podman", "exec", host, "/opt/horovod/venv/bin/python", "-c",
+                                "import torch; print(torch.__version__)"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        assert torch == "2.13.0+cpu", host
+
+
+def test_wheelhouse_command_shows_the_sets_and_downloads_nothing_more(tmp_path):
+    """`horovod-cluster wheelhouse` over the rolled-out sandbox: one set for all three hosts, complete,
+    so nothing is downloaded and no host changes."""
+    before = sorted(p.name for p in WHEEL_SET.iterdir())
+    out = tmp_path / "wheelhouse.json"
+    run = subprocess.run(["horovod-cluster", "wheelhouse", "-i", str(SANDBOX), "--json", str(out),
+                          "--artifacts-dir", str(tmp_path / "runs")], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "linux-x86_64-cp311-cpu" in run.stdout and "torch==2.13.0+cpu" in run.stdout
+    result = json.loads(out.read_text())
+    hosts = Cluster(SANDBOX).hosts()
+    assert sorted(result["hosts"]) == sorted(hosts)
+    for info in result["hosts"].values():
+        assert info["dir"] == str(WHEEL_SET) and info["requirement"] == "torch==2.13.0+cpu"
+        assert not info["downloaded"] and int(info["wheels"]) >= 5
+    assert all(h["changed"] == 0 for h in result["run"]["hosts"].values())
+    assert sorted(p.name for p in WHEEL_SET.iterdir()) == before
