@@ -9,10 +9,15 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${HVC_VENV:-$ROOT/.venv}"
 
 # `step NAME CMD...`: run one step; on failure say which step failed and stop.
+# The step runs in a subshell with errexit on: bash ignores `set -e` inside a function called as
+# `f || ...`, so a failed command in the middle of a step (pip install) would not stop it.
 step() {
   local name="$1"; shift
   local code=0
-  "$@" || code=$?
+  set +e
+  (set -e; "$@")
+  code=$?
+  set -e
   if ((code != 0)); then
     echo "setup: FAILED at step '${name}' (exit ${code})" >&2
     exit "$code"
