@@ -1,6 +1,8 @@
 """Summary tables of results for the terminal (rich)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.console import Console
 from rich.table import Table
 
@@ -57,10 +59,14 @@ def _plan(result: PlanResult, console: Console) -> None:
 
 
 def _wheelhouse(result: WheelhouseResult, console: Console) -> None:
+    """One row per wheel set (folder name); the folders they live in are printed whole below."""
     table = Table("wheel set", "torch", "wheels", "hosts", title="controller wheelhouse", title_justify="left")
     for folder, entry in sorted(result.sets.items()):
-        table.add_row(folder or "(none)", entry["requirement"] or "-", str(entry["wheels"]), ", ".join(entry["hosts"]))
+        table.add_row(Path(folder).name or "(none)", entry["requirement"] or "-", str(entry["wheels"]),
+                      ", ".join(entry["hosts"]))
     console.print(table)
+    for parent in sorted({str(Path(folder).parent) for folder in result.sets if folder}):
+        console.print(f"wheelhouse: {parent}", markup=False, highlight=False, soft_wrap=True)
 
 
 def _check(report: CheckReport, console: Console) -> None:
