@@ -3,8 +3,7 @@
 Nothing here reads ansible's stdout: results come from the runner's events (task results,
 the play recap of `playbook_on_stats` and the `set_stats` data it carries).
 
-Each run gets its own private data folder `<artifacts_dir>/<ident>` (ansible-runner writes the
-run's extra vars to `env/` there, so runs must not share one) holding its artifacts in
+Each run gets its own private data folder `<artifacts_dir>/<ident>` holding its artifacts in
 `artifacts/<ident>`; the oldest run folders are removed beyond `keep`, except a run still in
 progress (it holds a lock on its folder's RUN_LOCK file while ansible runs, in any process).
 
@@ -235,6 +234,7 @@ class Runner:
                 envvars={**ansible_env(self.content), **(envvars or {})},
                 cmdline=shlex.join([*options.cmdline(), *flags, *listing]) or None,
                 passwords=options.passwords(),
+                suppress_env_files=True,  # no env/ files: passwords stay in memory, extra vars go on the command line
                 forks=options.forks,
                 verbosity=options.verbosity or None,
                 event_handler=handle,

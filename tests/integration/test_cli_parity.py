@@ -81,6 +81,8 @@ def test_each_flag_reaches_the_play(cli, tmp_path):
     assert ["-e", "a=1 b=2"] == command[command.index("a=1 b=2") - 1:command.index("a=1 b=2") + 1]
     assert "--ask-become-pass" in command and "--ask-vault-pass" in command
     assert "become-pw" not in json.dumps(command) and "vault-pw" not in json.dumps(command)
+    # the answers stay in memory: ansible-runner writes no env/passwords (only the fixture echoes become_pass)
+    assert not [p for p in (tmp_path / "runs").rglob("*") if p.is_file() and b"vault-pw" in p.read_bytes()]
 
 
 def test_vault_file_skip_tags_and_patterns_from_the_api(tmp_path):
