@@ -34,7 +34,7 @@ def _run(run: RolloutResult, console: Console) -> None:
                       str(host.failed), str(host.unreachable), str(host.skipped),
                       f"{host.duration:.1f}s")
     console.print(table)
-    console.print(f"artifacts: {run.artifacts or '-'}", highlight=False)
+    console.print(f"artifacts: {run.artifacts or '-'}", highlight=False, soft_wrap=True)  # a path whole
     # Messages go below the table: they are long and must stay readable on a narrow CI log.
     for host in sorted(run.hosts.values(), key=lambda h: h.name):
         if host.failure:
