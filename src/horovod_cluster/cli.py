@@ -6,26 +6,35 @@ from collections.abc import Callable
 from pathlib import Path
 
 import click
-import yaml
 from rich.console import Console
 from rich.table import Table
 
-from .cluster import (LAST_ROLLOUT, LAST_RUN, Cluster, UsageError, check_serial, default_artifacts_dir,
-                      load_saved)
+from .cluster import LAST_ROLLOUT, LAST_RUN, Cluster, UsageError, check_serial, default_artifacts_dir, load_saved
 from .content import content_dir
-from .progress import LiveProgress, TaskCounts
+from .progress import LiveProgress, PlainProgress, TaskCounts
 from .render import render
 from .results import Result, RolloutResult, from_json
 from .runner import DEFAULT_KEEP, InventoryError
 from .sandbox import Sandbox, SandboxError
 
-console = Console(stderr=True)
+LOG_WIDTH = 1000  # outside a terminal: wide enough that no table cell or message is cut
+
+
+def _console(stderr: bool = True) -> Console:
+    """rich on a terminal; in a log (CI, a pipe) a fixed wide width instead of 80 columns."""
+    console = Console(stderr=stderr)
+    return console if console.is_terminal else Console(stderr=stderr, width=LOG_WIDTH)
+
+
+console = _console()  # messages and progress; set again per command, once the streams are known
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="horovod-cluster")
 def main() -> None:
     """Provision and check a Horovod cluster across Ubuntu, macOS and Raspberry Pi OS hosts."""
+    global console
+    console = _console()
 
 
 @main.group()
@@ -89,7 +98,7 @@ def sandbox_status() -> None:
     if not hosts:
         console.print("no sandbox hosts")
         return
-    Console().print(_hosts_table(hosts))
+    _console(stderr=False).print(_hosts_table(hosts))
 
 
 @sandbox.command("down")
@@ -116,63 +125,98 @@ def _serial(ctx: click.Context, param: click.Parameter, value: str | None) -> st
         raise click.BadParameter(str(err)) from None
 
 
-def _extra_vars(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict:
-    extravars = {}
-    for item in values:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise click.BadParameter(f"{item!r}: expected KEY=VALUE")
-        try:
-            extravars[key.strip()] = yaml.safe_load(value)
-        except yaml.YAMLError as err:
-            raise click.BadParameter(f"{item!r}: the value is not YAML ({err})") from None
-    return extravars
+def _options(*options):
+    """A decorator adding these click options to a command, in this order."""
+    def decorate(func):
+        for option in reversed(options):
+            func = option(func)
+        return func
+    return decorate
 
 
-def run_options(func):
-    """Options every cluster command shares."""
-    options = [
-        click.option("-i", "--inventory", "inventory", multiple=True, type=click.Path(path_type=Path),
-                     help="inventory file or folder (repeatable) [default: the content's inventories/sandbox]"),
-        click.option("-v", "--verbose", "verbosity", count=True,
-                     help="ansible verbosity (-v ... -vvvv); also shows ansible's own output"),
-        click.option("--json", "json_file", type=click.Path(dir_okay=False, path_type=Path),
-                     help="write the result as JSON to this file"),
-        click.option("--junit", "junit_file", type=click.Path(dir_okay=False, path_type=Path),
-                     help="write the result as JUnit XML to this file"),
-        click.option("--artifacts-dir", type=click.Path(file_okay=False, path_type=Path),
-                     envvar="HOROVOD_CLUSTER_ARTIFACTS",
-                     help="where runs keep their artifacts [default: ~/.cache/horovod-cluster/runs]"),
-        click.option("--keep", "keep_runs", default=DEFAULT_KEEP, show_default=True, type=click.IntRange(1),
-                     help="artifact folders of past runs to keep"),
-        click.option("--forks", type=click.IntRange(1), help="hosts ansible works on at once"),
-        click.option("-e", "--extra-vars", "extra_vars", multiple=True, callback=_extra_vars, metavar="KEY=VALUE",
-                     help="extra variable (value read as YAML), repeatable"),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+_OUTPUT = click.Path(dir_okay=False, allow_dash=True, path_type=Path)
+
+# Options every cluster command takes; those of ansible-playbook keep its names and meaning.
+run_options = _options(
+    click.option("-i", "--inventory", "inventory", multiple=True, type=click.Path(path_type=Path),
+                 help="inventory file or folder (repeatable) [default: the content's inventories/sandbox]"),
+    click.option("-e", "--extra-vars", "extra_vars", multiple=True, metavar="VARS",
+                 help="passed to ansible as given: key=value pairs, JSON or YAML, or @file (repeatable)"),
+    click.option("-f", "--forks", type=click.IntRange(1), help="hosts ansible works on at once"),
+    click.option("-u", "--user", help="connect as this user"),
+    click.option("-b", "--become", is_flag=True, help="run operations with become"),
+    click.option("-K", "--ask-become-pass", is_flag=True, help="ask for the become password"),
+    click.option("--private-key", "--key-file", "private_key", type=click.Path(dir_okay=False, path_type=Path),
+                 help="the SSH private key to connect with"),
+    click.option("--vault-password-file", multiple=True, type=click.Path(path_type=Path),
+                 help="vault password file or script (repeatable)"),
+    click.option("--ask-vault-pass", is_flag=True, help="ask for the vault password"),
+    click.option("-v", "--verbose", "verbosity", count=True,
+                 help="ansible verbosity (-v ... -vvvv); also shows ansible's own output"),
+    click.option("--json", "json_file", type=_OUTPUT, help="write the result as JSON to this file (- for stdout)"),
+    click.option("--junit", "junit_file", type=_OUTPUT,
+                 help="write the result as JUnit XML to this file (- for stdout)"),
+    click.option("--artifacts-dir", type=click.Path(file_okay=False, path_type=Path),
+                 envvar="HOROVOD_CLUSTER_ARTIFACTS",
+                 help="where runs keep their artifacts [default: ~/.cache/horovod-cluster/runs]"),
+    click.option("--keep", "keep_runs", default=DEFAULT_KEEP, show_default=True, type=click.IntRange(1),
+                 help="artifact folders of past runs to keep, per inventory"),
+)
+
+# Options of the commands that run one playbook over a choice of hosts.
+play_options = _options(
+    click.option("-l", "--limit", help="only these hosts/groups (any ansible pattern)"),
+    click.option("--list-hosts", is_flag=True, help="list the hosts each play would run on, run nothing"),
+    click.option("--list-tags", is_flag=True, help="list the tags of the plays, run nothing"),
+    click.option("--list-tasks", is_flag=True, help="list the tasks of the plays, run nothing"),
+)
+
+rollout_options = _options(
+    click.option("-t", "--tags", multiple=True, help="only tasks with these tags (comma separated, repeatable)"),
+    click.option("--skip-tags", multiple=True, help="skip tasks with these tags (comma separated, repeatable)"),
+    click.option("--serial", callback=_serial, help="hosts per batch: a number or a percentage"),
+    click.option("--max-fail-percentage", type=click.IntRange(0, 100),
+                 help="stop a play when more than this percentage of a batch failed"),
+    click.option("-C", "--check", "check_mode", is_flag=True, help="dry run (ansible --check)"),
+    click.option("-D", "--diff", is_flag=True, help="show file differences (ansible --diff)"),
+)
 
 
 def _artifacts_dir(opts: dict) -> Path:
     return Path(opts["artifacts_dir"]) if opts.get("artifacts_dir") else default_artifacts_dir()
 
 
-def _cluster(opts: dict, on_event=None) -> Cluster:
-    inventory = list(opts["inventory"]) or [content_dir() / "inventories" / "sandbox"]
-    return Cluster(inventory, artifacts_dir=opts["artifacts_dir"], forks=opts["forks"],
-                   extravars=opts["extra_vars"], keep_runs=opts["keep_runs"], verbosity=opts["verbosity"],
-                   on_event=on_event)
+def _cluster(opts: dict) -> Cluster:
+    """The cluster of -i (or the sandbox's), with ansible-playbook's options; asks for passwords."""
+    inventory = list(opts.get("inventory") or []) or [content_dir() / "inventories" / "sandbox"]
+    ask = {"become_password": ("ask_become_pass", "BECOME password"),
+           "vault_password": ("ask_vault_pass", "Vault password")}
+    passwords = {key: click.prompt(prompt, hide_input=True, err=True) if opts.get(flag) else None
+                 for key, (flag, prompt) in ask.items()}
+    return Cluster(inventory, artifacts_dir=opts.get("artifacts_dir"), keep_runs=opts.get("keep_runs", DEFAULT_KEEP),
+                   extravars=opts.get("extra_vars", ()), forks=opts.get("forks"), verbosity=opts.get("verbosity", 0),
+                   user=opts.get("user"), become=opts.get("become", False), private_key=opts.get("private_key"),
+                   vault_password_file=opts.get("vault_password_file", ()), **passwords)
 
 
-def _drive(opts: dict, playbook: str, action: Callable[[Cluster], Result]) -> None:
-    """Run one action with live progress, render it, write the files, exit 0 or 1."""
-    cluster = _cluster(opts)
-    counts = TaskCounts(cluster.artifacts_dir / "task-counts.json")
+def _drive(opts: dict, playbook: str, action: Callable[[Cluster], Result], cluster: Cluster | None = None,
+           **listing_args) -> None:
+    """Run one action with progress (live on a terminal, plain lines in a log), render it, write
+    the files, exit 0 or 1. With --list-hosts/--list-tags/--list-tasks print ansible's listing instead."""
     try:
+        cluster = cluster or _cluster(opts)
         cluster.inventory_data()  # a broken inventory fails here, before any progress display
-        with LiveProgress(console, playbook, counts, echo=opts["verbosity"] > 0) as live:
-            cluster.on_event = live
+        listing = [what for what in ("hosts", "tags", "tasks") if opts.get(f"list_{what}")]
+        if listing:
+            rc, text = cluster.listing(playbook, *listing, **listing_args)
+            click.echo(text)
+            sys.exit(0 if rc == 0 else 1)
+        counts = TaskCounts(cluster.runs_dir / "task-counts.json")
+        echo = opts.get("verbosity", 0) > 0
+        live = console.is_terminal
+        progress = LiveProgress(console, playbook, counts, echo) if live else PlainProgress(console, echo)
+        with progress:
+            cluster.on_event = progress
             result = action(cluster)
     except (InventoryError, UsageError) as err:
         raise InputError(str(err)) from None
@@ -181,92 +225,93 @@ def _drive(opts: dict, playbook: str, action: Callable[[Cluster], Result]) -> No
 
 
 def _finish(result: Result, opts: dict) -> None:
-    render(result, Console())
-    for path, text in ((opts.get("json_file"), result.to_json), (opts.get("junit_file"), result.to_junit)):
-        if path:
+    """The summary, then --json/--junit; with `-` for either, the summary goes to stderr."""
+    outputs = ((opts.get("json_file"), result.to_json), (opts.get("junit_file"), result.to_junit))
+    render(result, _console(stderr=any(str(path) == "-" for path, _ in outputs)))
+    for path, text in outputs:
+        if path is not None and str(path) == "-":
+            click.echo(text(), nl=False)
+        elif path:
             Path(path).write_text(text())
             console.print(f"wrote {path}")
     sys.exit(0 if result.ok else 1)
 
 
 @main.command()
-@click.option("--limit", help="hosts or groups to plan for")
 @click.option("--facts-dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="plan over recorded facts (<host>.json from playbooks/record_facts.yml), no connection")
+@play_options
 @run_options
 def plan(limit: str | None, facts_dir: Path | None, **opts) -> None:
     """What each role will do on each host, and by which method (changes nothing)."""
-    _drive(opts, "playbooks/plan.yml", lambda c: c.plan(limit=limit, facts_dir=facts_dir))
+    _drive(opts, "playbooks/plan.yml", lambda c: c.plan(limit=limit, facts_dir=facts_dir), limit=limit)
 
 
 @main.command()
-@click.option("--limit", help="only these hosts/groups (ansible pattern)")
+@play_options
 @run_options
 def wheelhouse(limit: str | None, **opts) -> None:
     """Fill the controller wheelhouse with the framework wheels each host needs, then list it.
 
     pip download runs on this machine with its own pip configuration; hosts are not changed.
     The wheelhouse is ~/.cache/horovod-cluster/wheelhouse (python_env_wheelhouse)."""
-    _drive(opts, "playbooks/wheelhouse.yml", lambda c: c.wheelhouse(limit=limit))
-
-
-def rollout_options(func):
-    options = [
-        click.option("--limit", help="only these hosts/groups (ansible pattern)"),
-        click.option("--tags", help="only tasks with these tags (comma separated)"),
-        click.option("--skip-tags", help="skip tasks with these tags"),
-        click.option("--serial", callback=_serial, help="hosts per batch: a number or a percentage"),
-        click.option("--max-fail-percentage", type=click.IntRange(0, 100),
-                     help="stop a play when more than this percentage of a batch failed"),
-        click.option("--check", "check_mode", is_flag=True, help="dry run (ansible --check)"),
-        click.option("--diff", is_flag=True, help="show file differences (ansible --diff)"),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    _drive(opts, "playbooks/wheelhouse.yml", lambda c: c.wheelhouse(limit=limit), limit=limit)
 
 
 @main.command()
 @rollout_options
+@play_options
 @run_options
 def rollout(limit, tags, skip_tags, serial, max_fail_percentage, check_mode, diff, **opts) -> None:
-    """Provision the cluster (site.yml) with live per-host progress and a summary."""
+    """Provision the cluster (site.yml) with per-host progress and a summary.
+
+    Takes ansible-playbook's options with their meaning (-i -l -t --skip-tags -C -D -e -f -u -b -K
+    --private-key --vault-password-file --ask-vault-pass --list-hosts --list-tags -v)."""
     _drive(opts, "site.yml", lambda c: c.rollout(
         limit=limit, tags=tags, skip_tags=skip_tags, serial=serial,
-        max_fail_percentage=max_fail_percentage, check=check_mode, diff=diff))
+        max_fail_percentage=max_fail_percentage, check=check_mode, diff=diff),
+        limit=limit, tags=tags, skip_tags=skip_tags)
 
 
 @main.command()
 @run_options
 def retry(**opts) -> None:
-    """Re-run the last rollout on only the hosts that failed or were unreachable."""
-    last = load_saved(_artifacts_dir(opts), LAST_ROLLOUT)
-    if not opts["inventory"] and isinstance(last, RolloutResult):
-        opts["inventory"] = [Path(p) for p in last.options.get("inventory", [])]  # the same cluster
+    """Re-run the last rollout on only the hosts that failed or were unreachable.
+
+    With -i: the last rollout on that inventory; without: the last rollout on any."""
+    if not opts["inventory"]:
+        last = load_saved(_artifacts_dir(opts), LAST_ROLLOUT)
+        if isinstance(last, RolloutResult):
+            opts["inventory"] = [Path(p) for p in last.options.get("inventory", [])]  # the same cluster
+    cluster = _cluster(opts)
+    last = cluster.load(LAST_ROLLOUT)
     if isinstance(last, RolloutResult) and not last.failed_hosts:
         console.print("nothing to retry: the last rollout had no failed or unreachable host")
-    _drive(opts, last.playbook if last else "site.yml", lambda c: c.retry_failed())
+    _drive(opts, last.playbook if last else "site.yml", lambda c: c.retry_failed(), cluster=cluster)
 
 
 @main.command()
 @click.option("--smoke/--no-smoke", default=True, show_default=True, help="run the cross-host smoke test")
 @click.option("--bench", is_flag=True, help="also measure allreduce and link bandwidth")
-@click.option("--limit", help="only these hosts/groups")
+@play_options
 @run_options
 def check(smoke: bool, bench: bool, limit: str | None, **opts) -> None:
     """Health, versions and cross-host consistency (exit 1 when anything is wrong)."""
-    _drive(opts, "playbooks/check.yml", lambda c: c.check(smoke=smoke, bench=bench, limit=limit))
+    _drive(opts, "playbooks/check.yml", lambda c: c.check(smoke=smoke, bench=bench, limit=limit), limit=limit)
 
 
 @main.command()
 @click.option("--from", "source", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="a JSON file written by --json [default: the last run]")
-@click.option("--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), help="write JSON here")
-@click.option("--junit", "junit_file", type=click.Path(dir_okay=False, path_type=Path), help="write JUnit here")
+@click.option("-i", "--inventory", "inventory", multiple=True, type=click.Path(path_type=Path),
+              help="the last run on this inventory [default: the last run on any]")
+@click.option("--json", "json_file", type=_OUTPUT, help="write JSON here (- for stdout)")
+@click.option("--junit", "junit_file", type=_OUTPUT, help="write JUnit here (- for stdout)")
 @click.option("--artifacts-dir", type=click.Path(file_okay=False, path_type=Path), envvar="HOROVOD_CLUSTER_ARTIFACTS")
 def report(source: Path | None, **opts) -> None:
     """Show the last run's summary again (and re-export it) without running anything."""
-    path = source or _artifacts_dir(opts) / LAST_RUN
+    folder = _cluster(opts).runs_dir if opts["inventory"] else _artifacts_dir(opts)
+    path = source or folder / LAST_RUN
     if not path.is_file():
         raise InputError(f"no saved run at {path}: run plan, rollout or check first")
     try:

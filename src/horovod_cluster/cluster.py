@@ -5,17 +5,20 @@ come back only as runner events and the `set_stats` data the playbooks publish.
 """
 from __future__ import annotations
 
-import fnmatch
+import difflib
+import hashlib
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .content import cache_dir, content_dir as default_content_dir
 from .results import CheckReport, PlanResult, Result, RolloutResult, WheelhouseResult, from_json
-from .runner import DEFAULT_KEEP, EventCallback, InventoryError, Runner, load_inventory
+from .runner import DEFAULT_KEEP, AnsibleOptions, EventCallback, InventoryError, Runner, load_inventory
 
+# Saved results, in the artifacts folder (the last of any inventory: `report`/`retry` without -i)
+# and in the inventory's own runs folder (see `runs_dir`).
 LAST_RUN = "last-run.json"  # any result, for `report`
 LAST_ROLLOUT = "last-rollout.json"  # the last rollout or retry, for `retry_failed`
 _SERIAL = re.compile(r"^([1-9][0-9]*|([1-9][0-9]?|100)%)$")
@@ -25,6 +28,16 @@ def default_artifacts_dir() -> Path:
     """HOROVOD_CLUSTER_ARTIFACTS, else ~/.cache/horovod-cluster/runs (for the API and the CLI alike)."""
     override = os.environ.get("HOROVOD_CLUSTER_ARTIFACTS")
     return Path(override).resolve() if override else cache_dir() / "runs"
+
+
+def runs_dir(artifacts_dir: Path, inventory: Sequence[Path]) -> Path:
+    """Where the runs of one inventory keep their folders and saved results: a subfolder named
+    after the inventory and a short hash of its resolved paths, so that runs on other inventories
+    never rotate them away nor replace their last results."""
+    paths = sorted(str(Path(p).resolve()) for p in inventory)
+    digest = hashlib.sha256("\n".join(paths).encode()).hexdigest()[:8]
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(paths[0]).stem if paths else "none")
+    return artifacts_dir / f"{name}-{digest}"
 
 
 def load_saved(artifacts_dir: Path, name: str = LAST_RUN) -> Result | None:
@@ -52,6 +65,12 @@ class Cluster:
     """A cluster described by an Ansible inventory (a file, a folder, or several of them).
 
     Example: `Cluster("inventories/sandbox").rollout(serial="50%").ok`
+
+    The keyword arguments from `extravars` on are ansible-playbook's options with its meaning:
+    `extravars` a dict of variables, or `-e` arguments as ansible-playbook takes them ("k=v k2=v2",
+    JSON or YAML, "@vars.yml"; values stay strings as there), `forks` (-f), `verbosity` (-v...),
+    `user` (-u), `become` (-b), `become_password` (answers -K), `private_key` (--private-key),
+    `vault_password_file` (one or several), `vault_password` (answers --ask-vault-pass).
     """
 
     def __init__(
@@ -60,11 +79,17 @@ class Cluster:
         *,
         content_dir: str | Path | None = None,
         artifacts_dir: str | Path | None = None,
-        extravars: dict[str, Any] | None = None,
-        forks: int | None = None,
         keep_runs: int = DEFAULT_KEEP,
-        verbosity: int = 0,
         on_event: EventCallback | None = None,
+        extravars: Mapping[str, Any] | str | Sequence[str] | None = None,
+        forks: int | None = None,
+        verbosity: int = 0,
+        user: str | None = None,
+        become: bool = False,
+        become_password: str | None = None,
+        private_key: str | Path | None = None,
+        vault_password_file: str | Path | Sequence[str | Path] | None = None,
+        vault_password: str | None = None,
     ) -> None:
         sources = [inventory] if isinstance(inventory, (str, Path)) else list(inventory)
         self.content_dir = Path(content_dir).resolve() if content_dir else default_content_dir()
@@ -72,11 +97,14 @@ class Cluster:
         # (so the README's Cluster("inventories/sandbox") works from a checkout or anywhere).
         self.inventory = [self._resolve_inventory(Path(s)) for s in sources]
         self.artifacts_dir = Path(artifacts_dir).resolve() if artifacts_dir else default_artifacts_dir()
-        self.extravars = dict(extravars or {})
-        self.forks = forks
-        self.verbosity = verbosity
+        self.runs_dir = runs_dir(self.artifacts_dir, self.inventory)
+        self.extravars = dict(extravars) if isinstance(extravars, Mapping) else {}
+        self.options = AnsibleOptions(
+            extra_vars=[] if isinstance(extravars, Mapping) else _listed(extravars),
+            forks=forks, verbosity=verbosity, user=user, become=become, become_password=become_password,
+            private_key=private_key, vault_password_files=_listed(vault_password_file), vault_password=vault_password)
         self.on_event = on_event
-        self.runner = Runner(self.content_dir, self.artifacts_dir, keep=keep_runs)
+        self.runner = Runner(self.content_dir, self.runs_dir, keep=keep_runs)
         self._inventory_data: dict[str, Any] | None = None
         self.last: Result | None = None
         self.last_rollout: RolloutResult | None = None
@@ -90,35 +118,28 @@ class Cluster:
     def inventory_data(self) -> dict[str, Any]:
         """`ansible-inventory --list` of this cluster; raises InventoryError."""
         if self._inventory_data is None:
-            self._inventory_data = load_inventory(self.inventory, self.content_dir)
+            self._inventory_data = load_inventory(self.inventory, self.content_dir, self.options)
         return self._inventory_data
 
     def hosts(self) -> list[str]:
-        return sorted(self.inventory_data().get("_meta", {}).get("hostvars", {}).keys() | self._grouped_hosts())
+        return _hosts(self.inventory_data())
 
     def groups(self) -> list[str]:
         return sorted(k for k in self.inventory_data() if k != "_meta")
 
-    def _grouped_hosts(self) -> set[str]:
-        return {h for k, g in self.inventory_data().items() if k != "_meta" for h in g.get("hosts", [])}
-
-    def check_limit(self, limit: str | None) -> str | None:
-        """Refuse a limit naming no host or group of the inventory (ansible would run nothing)."""
-        if not limit:
-            return None
-        names = set(self.hosts()) | set(self.groups()) | {"all"}
-        for raw in re.split(r"[,:]", limit):
-            pattern = raw.strip().lstrip("!&")
-            if not pattern or pattern.startswith("@"):
-                continue
-            if pattern.startswith("~"):
-                matched = any(re.match(pattern[1:], n) for n in names)
-            else:
-                matched = bool(fnmatch.filter(names, pattern))
-            if not matched:
-                raise UsageError(f"--limit {limit!r}: no host or group named {pattern!r} in the inventory "
-                                 f"(hosts: {', '.join(self.hosts()) or 'none'})")
-        return limit
+    def select(self, limit: str) -> list[str]:
+        """The hosts a `--limit` selects, as ansible-playbook resolves it (ansible-inventory --limit):
+        every pattern Ansible takes works (`cpu_nodes[0]`, `gpu*:!nosuch`, `~regex`, `@file`).
+        A limit that selects no host is refused, naming the groups and the closest names."""
+        selected = _hosts(load_inventory(self.inventory, self.content_dir, self.options, limit=limit))
+        if not selected:
+            names = self.hosts() + self.groups()
+            terms = [t.strip().lstrip("!&") for t in re.split(r"[,:]", limit)]
+            close = dict.fromkeys(m for t in terms if t for m in difflib.get_close_matches(t, names, n=3))
+            hint = f"; did you mean {' or '.join(close)}?" if close else ""
+            raise UsageError(f"--limit {limit!r} selects no host of the inventory "
+                             f"(groups: {', '.join(self.groups())}{hint})")
+        return selected
 
     # -- runs -------------------------------------------------------------------------------
     def _run(self, playbook: str, *, extravars: dict[str, Any] | None = None,
@@ -127,10 +148,12 @@ class Cluster:
         # Fail early, before anything runs, on a missing, broken or empty inventory.
         if not self.hosts():
             raise InventoryError(f"no hosts in the inventory {', '.join(map(str, self.inventory))}")
-        limit = self.check_limit(options.pop("limit", None))
+        limit = options.pop("limit", None) or None
+        if limit:
+            self.select(limit)
         outcome = self.runner.run(
-            playbook, self.inventory, limit=limit, extravars={**self.extravars, **(extravars or {})},
-            forks=self.forks, verbosity=self.verbosity, on_event=self.on_event, **options,
+            playbook, self.inventory, options=self.options, limit=limit,
+            extravars={**self.extravars, **(extravars or {})}, on_event=self.on_event, **options,
         )
         result = RolloutResult.from_outcome(
             outcome, limit=limit, check_mode=bool(options.get("check")),
@@ -138,6 +161,17 @@ class Cluster:
                      "extravars": extravars or {}, **options},
         )
         return result, outcome.artifact_data
+
+    def listing(self, playbook: str, *what: str, limit: str | None = None, tags: str | Sequence[str] | None = None,
+                skip_tags: str | Sequence[str] | None = None) -> tuple[int, str]:
+        """ansible-playbook's own --list-hosts / --list-tags / --list-tasks of a playbook (`what`:
+        "hosts", "tags", "tasks"): (its exit code, its listing). Nothing runs on any host."""
+        if limit:
+            self.select(limit)
+        outcome = self.runner.run(playbook, self.inventory, options=self.options, limit=limit, tags=_join(tags),
+                                  skip_tags=_join(skip_tags), extravars=self.extravars,
+                                  listing=[f"--list-{w}" for w in what])
+        return outcome.rc, outcome.stdout_tail(lines=None)
 
     def plan(self, limit: str | None = None, facts_dir: str | Path | None = None) -> PlanResult:
         """What each role will do on each host, decided by the roles themselves (plan.yml).
@@ -192,7 +226,7 @@ class Cluster:
         """
         run = self.last_rollout or self.load(LAST_ROLLOUT)
         if not isinstance(run, RolloutResult):
-            raise UsageError("nothing to retry: no previous run in " + str(self.artifacts_dir))
+            raise UsageError("nothing to retry: no previous run in " + str(self.runs_dir))
         options = dict(run.options)
         playbook = options.pop("playbook", run.playbook)
         options.pop("limit", None)
@@ -212,25 +246,49 @@ class Cluster:
 
     # -- saved results ----------------------------------------------------------------------
     def _remember(self, result: Result) -> Result:  # type: ignore[misc]
+        """Save the result for `report`/`retry`: in this inventory's runs folder and, as the last
+        run of any inventory, in the artifacts folder."""
         self.last = result
-        self.artifacts_dir.mkdir(parents=True, exist_ok=True)
         text = result.to_json()
-        (self.artifacts_dir / LAST_RUN).write_text(text)
+        names = [LAST_RUN] + ([LAST_ROLLOUT] if isinstance(result, RolloutResult) else [])
+        for folder in (self.runs_dir, self.artifacts_dir):
+            folder.mkdir(parents=True, exist_ok=True)
+            for name in names:
+                _write(folder / name, text)
         if isinstance(result, RolloutResult):
             self.last_rollout = result
-            (self.artifacts_dir / LAST_ROLLOUT).write_text(text)
         run = result if isinstance(result, RolloutResult) else result.run
         if run.artifacts and Path(run.artifacts).is_dir():
             (Path(run.artifacts) / "result.json").write_text(text)
         return result
 
     def load_last(self) -> Result | None:
-        """The last result saved in this artifacts folder (by any process), or None."""
+        """The last result saved for this inventory (by any process), or None."""
         return self.load(LAST_RUN)
 
     def load(self, name: str) -> Result | None:
-        """A saved result of this artifacts folder: LAST_RUN or LAST_ROLLOUT."""
-        return load_saved(self.artifacts_dir, name)
+        """A saved result of this inventory: LAST_RUN or LAST_ROLLOUT."""
+        return load_saved(self.runs_dir, name)
+
+
+def _listed(value: Any) -> list:
+    """None -> [], one str or Path -> [it], a sequence -> a list."""
+    if value is None:
+        return []
+    return [value] if isinstance(value, (str, Path)) else list(value)
+
+
+def _hosts(inventory: dict[str, Any]) -> list[str]:
+    """The hosts of an `ansible-inventory --list` answer."""
+    grouped = {h for k, g in inventory.items() if k != "_meta" for h in g.get("hosts", [])}
+    return sorted(inventory.get("_meta", {}).get("hostvars", {}).keys() | grouped)
+
+
+def _write(path: Path, text: str) -> None:
+    """Replace a file whole (a concurrent reader never sees half of it)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(text)
+    tmp.replace(path)
 
 
 def _join(value: str | Sequence[str] | None) -> str | None:

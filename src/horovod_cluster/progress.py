@@ -1,19 +1,25 @@
-"""Live per-host progress from ansible-runner events, rendered with rich.
+"""Per-host progress from ansible-runner events: live on a terminal, plain lines in a log.
 
-One row per host shows the task it is on and a bar over the play's tasks. ansible announces no
-task count up front, so the bar's length is what the same play took last time (remembered in
-the artifacts folder); on a first run the bar pulses instead.
+On a terminal (`LiveProgress`) one row per host shows the task it is on and a bar over the play's
+tasks. ansible announces no task count up front, so the bar's length is what the same play took
+last time (remembered in the artifacts folder); on a first run the bar pulses instead.
+In a log (`PlainProgress`, CI) plain lines: each play, each failed task with its message, one
+line per host when a play ends, and a heartbeat while a task runs long.
 """
 from __future__ import annotations
 
 import json
+import os
+import threading
+import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from .results import RolloutResult
+from .results import RolloutResult, failure_message
 
 _DONE = {"runner_on_ok": "ok", "runner_on_failed": "failed", "runner_on_skipped": "skipped",
          "runner_on_unreachable": "unreachable"}
@@ -106,3 +112,89 @@ class LiveProgress:
             self.rows[host] = self.progress.add_task(f"  {host}", total=total, state="",
                                                      total_text=str(total or "?"))
         return self.rows[host]
+
+
+HEARTBEAT = 30.0  # seconds between "still running" lines in a log; HOROVOD_CLUSTER_HEARTBEAT overrides
+
+
+class PlainProgress:
+    """An event handler for `Cluster(on_event=...)` that writes plain lines for logs (no terminal):
+
+        play: Horovod
+        hvc-node2  FAILED  Horovod | Compile with pip wheel: <ansible's message>
+        hvc-node1  Horovod | Compile with pip wheel  running 4m10s     (every `heartbeat` s)
+        hvc-node1  play Horovod: ok=12 changed=3 failed=0 unreachable=0 skipped=4
+    """
+
+    def __init__(self, console: Console, echo: bool = False, heartbeat: float | None = None) -> None:
+        self.console = console
+        self.echo = echo  # -v: also show ansible's own display lines
+        self.heartbeat = heartbeat or float(os.environ.get("HOROVOD_CLUSTER_HEARTBEAT") or HEARTBEAT)
+        self.play = ""
+        self.counts: dict[str, Counter[str]] = {}  # host -> outcomes in the current play
+        self.running: dict[str, tuple[str, float]] = {}  # host -> (task, started)
+        self.said: dict[str, float] = {}  # host -> when its task last got a line
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+        self.ticker = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
+
+    def __enter__(self) -> PlainProgress:
+        self.ticker.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.ticker.join()
+        with self.lock:
+            self._end_play()
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        kind = event.get("event", "")
+        data = event.get("event_data", {})
+        host = data.get("host")
+        with self.lock:
+            if self.echo and event.get("stdout"):
+                self._say(event["stdout"])
+            if kind == "playbook_on_play_start":
+                self._end_play()
+                self.play = data.get("play", "")
+                self._say(f"play: {self.play}")
+            elif kind == "playbook_on_stats":
+                self._end_play()
+            elif kind == "runner_on_start" and host:
+                self.running[host] = (data.get("task", ""), time.monotonic())
+                self.said[host] = time.monotonic()
+            elif kind in _DONE and host:
+                self.running.pop(host, None)
+                outcome = _DONE[kind]
+                counts = self.counts.setdefault(host, Counter())
+                counts[outcome] += 1
+                counts["changed"] += bool((data.get("res") or {}).get("changed"))
+                if outcome in ("failed", "unreachable") and not data.get("ignore_errors"):
+                    message = failure_message(data.get("res") or {})
+                    self._say(f"{host}  {outcome.upper()}  {data.get('task', '')}: {message}")
+
+    def _end_play(self) -> None:
+        for host, counts in sorted(self.counts.items()):
+            tally = " ".join(f"{k}={counts[k]}" for k in ("ok", "changed", "failed", "unreachable", "skipped"))
+            self._say(f"{host}  play {self.play}: {tally}")
+        self.counts.clear()
+        self.running.clear()
+
+    def _beat(self) -> None:
+        while not self.done.wait(min(1.0, self.heartbeat / 4)):
+            now = time.monotonic()
+            with self.lock:
+                for host, (task, started) in sorted(self.running.items()):
+                    if now - self.said[host] >= self.heartbeat:
+                        self.said[host] = now
+                        self._say(f"{host}  {task}  running {_duration(now - started)}")
+
+    def _say(self, line: str) -> None:
+        self.console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"

@@ -27,8 +27,7 @@ def _run(run: RolloutResult, console: Console) -> None:
     if not run.hosts and not run.error:
         console.print(f"{run.playbook}: no host ran")
         return
-    table = Table(title=f"{run.playbook}  ({run.duration:.1f} s, artifacts {run.artifacts or '-'})",
-                  title_justify="left")
+    table = Table(title=f"{run.playbook}  ({run.duration:.1f} s)", title_justify="left")
     for column in ("host", "status", "ok", "changed", "failed", "unreachable", "skipped", "time"):
         table.add_column(column, justify="left" if column in ("host", "status") else "right")
     for host in sorted(run.hosts.values(), key=lambda h: h.name):
@@ -37,6 +36,7 @@ def _run(run: RolloutResult, console: Console) -> None:
                       str(host.failed), str(host.unreachable), str(host.skipped),
                       f"{host.duration:.1f}s")
     console.print(table)
+    console.print(f"artifacts: {run.artifacts or '-'}", highlight=False, soft_wrap=True)  # a path whole
     # Messages go below the table: they are long and must stay readable on a narrow CI log.
     for host in sorted(run.hosts.values(), key=lambda h: h.name):
         if host.failure:

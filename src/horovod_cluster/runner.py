@@ -3,17 +3,26 @@
 Nothing here reads ansible's stdout: results come from the runner's events (task results,
 the play recap of `playbook_on_stats` and the `set_stats` data it carries).
 
-Each run gets its own private data folder `<artifacts_dir>/<ident>` (ansible-runner writes the
-run's extra vars to `env/` there, so runs must not share one) holding its artifacts in
-`artifacts/<ident>`; the oldest run folders are removed beyond `keep`.
+Each run gets its own private data folder `<artifacts_dir>/<ident>` holding its artifacts in
+`artifacts/<ident>`; the oldest run folders are removed beyond `keep`, except a run still in
+progress (it holds a lock on its folder's RUN_LOCK file while ansible runs, in any process).
+
+ansible-playbook's own options (`AnsibleOptions`) reach it as its command line (ansible-runner's
+`cmdline`) with their ansible meaning; become and vault passwords answer its prompts through
+ansible-runner's `passwords` (prompt regex -> answer).
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import json
 import os
 import re
+import shlex
 import shutil
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,10 +34,59 @@ from .content import cache_dir
 EventCallback = Callable[[dict[str, Any]], None]
 DEFAULT_KEEP = 10
 _RUN_DIR = re.compile(r"^\d{8}T\d{6}-\d+-\d{6}$")  # the idents this module makes
+RUN_LOCK = ".running"  # held (flock) by the process whose run is in progress in that folder
+# ansible's prompts (ANSIBLE_AGNOSTIC_BECOME_PROMPT is set, so become says BECOME for any method)
+BECOME_PROMPT = r"^BECOME password.*:\s*?$"
+VAULT_PROMPT = r"^Vault password.*:\s*?$"
 
 
 class InventoryError(ValueError):
     """The inventory is missing or does not parse; the message says which and why."""
+
+
+@dataclass
+class AnsibleOptions:
+    """ansible-playbook's own options, with its meaning. Paths (`@file` extra vars, the key, vault
+    password files) are made absolute here: ansible runs in the content folder, not the caller's."""
+
+    extra_vars: Sequence[str] = ()  # each `-e` as given: "k=v k2=v2", JSON or YAML, "@file"
+    forks: int | None = None
+    verbosity: int = 0
+    user: str | None = None
+    become: bool = False
+    become_password: str | None = None  # answers --ask-become-pass
+    private_key: str | Path | None = None
+    vault_password_files: Sequence[str | Path] = ()
+    vault_password: str | None = None  # answers --ask-vault-pass
+
+    def __post_init__(self) -> None:
+        self.extra_vars = tuple(absolute_at(v) for v in self.extra_vars)
+        self.private_key = str(Path(self.private_key).expanduser().resolve()) if self.private_key else None
+        self.vault_password_files = tuple(str(Path(f).expanduser().resolve()) for f in self.vault_password_files)
+
+    def vault_args(self) -> list[str]:
+        """The vault options (ansible-inventory takes them too)."""
+        args = [arg for path in self.vault_password_files for arg in ("--vault-password-file", str(path))]
+        return args + (["--ask-vault-pass"] if self.vault_password is not None else [])
+
+    def cmdline(self) -> list[str]:
+        """ansible-playbook arguments (forks and verbosity go through ansible-runner's own kwargs)."""
+        args = [arg for value in self.extra_vars for arg in ("-e", value)]
+        args += ["--user", self.user] if self.user else []
+        args += ["--become"] if self.become else []
+        args += ["--ask-become-pass"] if self.become_password is not None else []
+        args += ["--private-key", str(self.private_key)] if self.private_key else []
+        return args + self.vault_args()
+
+    def passwords(self) -> dict[str, str]:
+        """ansible-runner's `passwords`: the answer to each prompt the options above make ansible ask."""
+        prompts = {BECOME_PROMPT: self.become_password, VAULT_PROMPT: self.vault_password}
+        return {prompt: answer for prompt, answer in prompts.items() if answer is not None}
+
+
+def absolute_at(value: str) -> str:
+    """`@file` (an extra-vars file, a --limit host list) relative to the caller's folder, made absolute."""
+    return "@" + str(Path(value[1:]).expanduser().resolve()) if value.startswith("@") else value
 
 
 @dataclass
@@ -49,12 +107,14 @@ class RunOutcome:
         """The `set_stats` data the playbook published (empty when none)."""
         return self.stats.get("artifact_data") or {}
 
-    def stdout_tail(self, lines: int = 15) -> str:
-        """For humans only when a run failed without any host failure (e.g. a syntax error)."""
+    def stdout_tail(self, lines: int | None = 15) -> str:
+        """For humans only: when a run failed without any host failure (e.g. a syntax error), and
+        ansible's own listing of --list-hosts / --list-tags (lines=None: all of it)."""
         path = self.artifacts / "stdout"
         if not path.is_file():
             return ""
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+        text = path.read_text(errors="replace").splitlines()
+        return "\n".join(text[-lines:] if lines else text)
 
 
 def ansible_env(content: Path) -> dict[str, str]:
@@ -65,6 +125,7 @@ def ansible_env(content: Path) -> dict[str, str]:
         "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(cache_dir() / "facts"),
         "ANSIBLE_RETRY_FILES_ENABLED": "False",
         "ANSIBLE_NOCOLOR": "True",  # the saved stdout is shown to people on a failed run
+        "ANSIBLE_AGNOSTIC_BECOME_PROMPT": "True",  # BECOME_PROMPT whatever the become method
     }
     cfg = content / "ansible.cfg"
     if cfg.is_file():
@@ -80,19 +141,27 @@ def ansible_env(content: Path) -> dict[str, str]:
     return env
 
 
-def load_inventory(sources: Sequence[Path], content: Path) -> dict[str, Any]:
-    """`ansible-inventory --list` through ansible-runner; raises InventoryError."""
+def load_inventory(sources: Sequence[Path], content: Path, options: AnsibleOptions | None = None,
+                   limit: str | None = None) -> dict[str, Any]:
+    """`ansible-inventory --list` (with `--limit`: only the hosts it selects, which is ansible's own
+    pattern matching), through ansible-runner; raises InventoryError."""
+    options = options or AnsibleOptions()
     for source in sources:
         if not source.exists():
             raise InventoryError(f"inventory not found: {source}")
-    out, err = ansible_runner.get_inventory(
-        "list", [str(s) for s in sources], response_format="json", quiet=True,
-        envvars=ansible_env(content),
-    )
-    if not isinstance(out, dict):
-        message = _short_inventory_error(err or str(out) or "ansible-inventory failed")
-        raise InventoryError(f"inventory does not parse: {', '.join(map(str, sources))}\n{message}")
-    return out
+    with tempfile.TemporaryDirectory(prefix="hvc-inventory-") as tmp:
+        # run_command uses pexpect (it answers a vault prompt), which mixes warnings into stdout:
+        # --output keeps the JSON apart.
+        output = Path(tmp) / "inventory.json"
+        args = ["--list", "--output", str(output), *[a for s in sources for a in ("-i", str(s))], *options.vault_args()]
+        out, err, rc = ansible_runner.run_command(
+            "ansible-inventory", args + (["--limit", absolute_at(limit)] if limit else []), quiet=True,
+            envvars=ansible_env(content), passwords=options.passwords(),
+        )
+        if rc == 0 and output.is_file():
+            return json.loads(output.read_text())
+    message = _short_inventory_error(err or out or "ansible-inventory failed")
+    raise InventoryError(f"inventory does not parse: {', '.join(map(str, sources))}\n{message}")
 
 
 def _short_inventory_error(text: str) -> str:
@@ -116,18 +185,19 @@ class Runner:
         playbook: str,
         inventory: Sequence[Path],
         *,
+        options: AnsibleOptions | None = None,
         limit: str | None = None,
         tags: str | None = None,
         skip_tags: str | None = None,
         extravars: dict[str, Any] | None = None,
         check: bool = False,
         diff: bool = False,
-        forks: int | None = None,
-        verbosity: int = 0,
+        listing: Sequence[str] = (),
         envvars: dict[str, str] | None = None,
         on_event: EventCallback | None = None,
     ) -> RunOutcome:
-        self.artifacts_dir.mkdir(parents=True, exist_ok=True)
+        """One ansible-playbook run; `listing` (--list-hosts, --list-tags, --list-tasks) only lists."""
+        options = options or AnsibleOptions()
         events: list[dict[str, Any]] = []
         stats: dict[str, Any] = {}
 
@@ -147,27 +217,30 @@ class Runner:
         flags = [flag for flag, wanted in (("--check", check), ("--diff", diff)) if wanted]
         # Sortable and unique enough per controller; ansible-runner rotates by mtime.
         ident = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}-{time.monotonic_ns() % 10**6:06d}"
-        self.rotate(keep=self.keep - 1)  # room for this run
-        (self.artifacts_dir / ident).mkdir(parents=True)
-        started = time.time()
-        result = ansible_runner.run(
-            private_data_dir=str(self.artifacts_dir / ident),
-            project_dir=str(self.content),
-            playbook=playbook,
-            inventory=[str(s) for s in inventory],
-            ident=ident,
-            limit=limit,
-            tags=tags,
-            skip_tags=skip_tags,
-            extravars=extravars or {},
-            envvars={**ansible_env(self.content), **(envvars or {})},
-            cmdline=" ".join(flags) or None,
-            forks=forks,
-            verbosity=verbosity or None,
-            event_handler=handle,
-            status_handler=status,
-            quiet=True,
-        )
+        folder = self.artifacts_dir / ident
+        with _in_progress(folder):
+            self.rotate(keep=self.keep)  # this run's folder counts, and is not removed
+            started = time.time()
+            result = ansible_runner.run(
+                private_data_dir=str(folder),
+                project_dir=str(self.content),
+                playbook=playbook,
+                inventory=[str(s) for s in inventory],
+                ident=ident,
+                limit=absolute_at(limit) if limit else None,
+                tags=tags,
+                skip_tags=skip_tags,
+                extravars=extravars or {},
+                envvars={**ansible_env(self.content), **(envvars or {})},
+                cmdline=shlex.join([*options.cmdline(), *flags, *listing]) or None,
+                passwords=options.passwords(),
+                suppress_env_files=True,  # no env/ files: passwords stay in memory, extra vars go on the command line
+                forks=options.forks,
+                verbosity=options.verbosity or None,
+                event_handler=handle,
+                status_handler=status,
+                quiet=True,
+            )
         return RunOutcome(
             playbook=playbook,
             status=result.status,
@@ -185,4 +258,33 @@ class Runner:
             return
         runs = sorted(p for p in self.artifacts_dir.iterdir() if p.is_dir() and _RUN_DIR.match(p.name))
         for old in runs[:max(len(runs) - max(keep, 0), 0)]:
-            shutil.rmtree(old, ignore_errors=True)
+            if not in_progress(old):
+                shutil.rmtree(old, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _in_progress(folder: Path) -> Iterator[None]:
+    """Create the run folder and hold its lock while the run goes on (the kernel releases it if the
+    process dies). The folder appears under its name with the lock already held, so that no
+    rotation can take it in between."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".new-", dir=folder.parent))
+    with open(staging / RUN_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        staging.rename(folder)
+        try:
+            yield
+        finally:
+            (folder / RUN_LOCK).unlink(missing_ok=True)
+
+
+def in_progress(folder: Path) -> bool:
+    """Whether a run (of this or another process) is going on in this run folder."""
+    try:
+        with open(folder / RUN_LOCK) as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except FileNotFoundError:
+        return False
+    except OSError:  # held
+        return True
+    return False

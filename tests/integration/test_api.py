@@ -70,8 +70,9 @@ def test_retry_targets_exactly_failed_hosts(rolled):
     again = Cluster(FIXTURES / "inventory.yml", content_dir=CONTENT,
                     artifacts_dir=cluster.artifacts_dir, keep_runs=2).retry_failed()
     assert set(again.hosts) == {"local2", "gone1"}
-    runs = [p for p in cluster.artifacts_dir.iterdir() if p.is_dir()]
+    runs = [p for p in cluster.runs_dir.iterdir() if p.is_dir()]
     assert len(runs) == 2, "run folders are rotated (keep_runs=2)"
+    assert cluster.runs_dir.parent == cluster.artifacts_dir, "runs are kept per inventory"
     assert Path(again.artifacts).parent.parent in runs
 
 
@@ -123,8 +124,8 @@ def test_bad_input_is_refused_before_running(tmp_path):
     with pytest.raises(InventoryError, match="does not parse"):
         Cluster(broken, content_dir=CONTENT, artifacts_dir=tmp_path).rollout()
     cluster = make(tmp_path)
-    with pytest.raises(UsageError, match="nohost"):
-        cluster.rollout(limit="local1,nohost")
+    with pytest.raises(UsageError, match="'nohost' selects no host"):
+        cluster.rollout(limit="nohost")
     with pytest.raises(UsageError, match="serial"):
         cluster.rollout(serial="0")
     assert not [p for p in tmp_path.iterdir() if p.is_dir()], "nothing ran"
