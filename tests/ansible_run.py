@@ -121,7 +121,7 @@ def host_facts(platform: str, name: str, vcpus: int = 4, address: str = "10.0.0.
 
 
 def run_role(tmp_path: Path, role: str, hosts: dict, extra_vars=None, tasks_from="decide",
-             host_vars=None, check=True) -> subprocess.CompletedProcess:
+             host_vars=None, check=True, limit=None) -> subprocess.CompletedProcess:
     """One role's tasks_from over recorded facts, so any platform can be planned on this machine; then the debug
     line `plans` reads. hosts: {inventory name: ansible facts (from host_facts)}; returns the finished process."""
     inventory = local_inventory(tmp_path, {name: (host_vars or {}).get(name, {}) for name in hosts})
@@ -138,7 +138,8 @@ def run_role(tmp_path: Path, role: str, hosts: dict, extra_vars=None, tasks_from
     env = {"ANSIBLE_GATHERING": "explicit", "ANSIBLE_STDOUT_CALLBACK": "default",
            "ANSIBLE_CALLBACK_RESULT_FORMAT": "json"}
     return ansible_playbook([tmp_path / "play.yml", "-i", inventory, "-e", json.dumps(extra_vars or {})]
-                            + (["--check"] if check else []), env=env, timeout=300)
+                            + (["--check"] if check else []) + (["--limit", limit] if limit else []),
+                            env=env, timeout=300)
 
 
 def plans(proc: subprocess.CompletedProcess) -> dict[str, dict]:

@@ -1,4 +1,6 @@
 """hostfile decide step over recorded facts: slots = GPUs, cores, or the per-host override; bad slots refused."""
+import json
+
 import pytest
 
 from ansible_run import host_facts, plans, run_role
@@ -32,3 +34,19 @@ def test_bad_input_fails_naming_the_variable(tmp_path, host_vars, needle):
     assert proc.returncode != 0
     assert needle in proc.stdout
     assert plans(proc) == {}
+
+
+def test_hosts_outside_the_play_come_from_the_controller_record(tmp_path):
+    """--limit cpu1: cpu2's line comes from its record of the last run; cpu3, never recorded, is left
+    out and named (the play goes on instead of failing)."""
+    records = tmp_path / "records"
+    records.mkdir()
+    (records / "cpu2.json").write_text(json.dumps({"name": "cpu2", "slots": 6, "source": "CPU cores",
+                                                   "path": "/etc/horovod/hostfile"}))
+    hosts = {name: host_facts("debian12", name, vcpus=4) for name in ("cpu1", "cpu2", "cpu3")}
+    proc = run_role(tmp_path, "hostfile", hosts, limit="cpu1",
+                    extra_vars={"hostfile_record_dir": str(records), "hostfile_hosts": list(hosts)})
+    assert proc.returncode == 0, proc.stdout
+    lines = plans(proc)["cpu1"]["lines"]
+    assert [(line["name"], int(line["slots"])) for line in lines] == [("cpu1", 4), ("cpu2", 6)]
+    assert "the hostfile leaves out cpu3" in proc.stdout

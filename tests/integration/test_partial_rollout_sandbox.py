@@ -1,0 +1,55 @@
+"""A rollout on part of the sandbox (--limit), after the main job rolled out every host.
+
+ssh_mesh and hostfile take the hosts outside the play from the controller's records of their last
+run, so the limited host keeps the whole cluster in its known_hosts, ssh config and hostfile, the
+hosts outside the play are left as they were, and the cross-host check still spans every host.
+"""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from horovod_cluster import Cluster
+
+ROOT = Path(__file__).resolve().parents[2]
+SANDBOX = ROOT / "inventories" / "sandbox"
+FILES = ["/etc/horovod/hostfile", "/etc/ssh/ssh_known_hosts", "/root/.ssh/config"]
+
+pytestmark = [
+    pytest.mark.sandbox,
+    pytest.mark.skipif(not (SANDBOX / "hosts.yml").is_file(), reason="sandbox not up (horovod-cluster sandbox up)"),
+]
+
+
+def _exec(host: str, *argv: str) -> str:
+    return subprocess.run(["podman", "exec", host, *argv], capture_output=True, text=True, check=True).stdout
+
+
+def _state(host: str) -> dict[str, str]:
+    """Content and modification time of the mesh and hostfile files on a host."""
+    return {path: _exec(host, "stat", "-c", "%Y", path) + _exec(host, "cat", path) for path in FILES}
+
+
+def test_limit_to_one_host_keeps_the_cluster_whole(tmp_path):
+    cluster = Cluster(SANDBOX, artifacts_dir=tmp_path)
+    hosts = cluster.hosts()
+    target, others = hosts[1], [h for h in hosts if h != hosts[1]]
+    before = {host: _state(host) for host in others}
+
+    result = cluster.rollout(limit=target)
+    assert result.ok, result.to_json()
+    assert sorted(result.hosts) == [target]
+    assert result.hosts[target].changed == 0, result.to_json()
+
+    # The limited host still lists and trusts every host; the others were not touched.
+    hostfile = _exec(target, "cat", "/etc/horovod/hostfile").split("\n")
+    assert [line.split()[0] for line in hostfile if line] == hosts
+    known = _exec(target, "cat", "/etc/ssh/ssh_known_hosts")
+    assert all(f"{host}," in known for host in hosts)
+    assert {host: _state(host) for host in others} == before
+
+    report = cluster.check(smoke=True)
+    assert report.ok, report.to_json()
+    assert sorted({rank["host"] for rank in report.smoke["gloo"]["ranks"]}) == sorted(hosts)
