@@ -9,10 +9,11 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 source scripts/stage.sh
 
-# The arm64 scenarios run under qemu (CPU-bound, slow); the amd64 ones wait mostly on downloads
-# and package installs. Running the two lanes side by side keeps the 2 cores busy.
+# Two lanes side by side keep the 2 cores busy: the amd64 scenarios wait mostly on package
+# installs and compiles; the other lane runs the arm64 scenarios under qemu (CPU-bound), then the
+# tests that need no sandbox (ansible-playbook runs on localhost).
 ARM64_SCENARIOS=(preflight_arm64 toolchain_arm64)
-AMD64_SCENARIOS=(preflight toolchain mpi_cluster python_env cuda_pip horovod_cluster horovod_nccl)
+AMD64_SCENARIOS=(preflight toolchain mpi_cluster python_env horovod_cluster horovod_nccl)
 # The slow tier, documented in README.
 SLOW_SCENARIOS=(cuda_distro)
 
@@ -45,23 +46,29 @@ if [[ -n "${HVC_SCENARIOS:-}" ]]; then
   read -r -a only <<<"$HVC_SCENARIOS"
   stage molecule run_lane "${only[@]}"
 else
-  arm64_log="$(mktemp -t hvc-arm64-lane.XXXXXX.log)"
-  echo "=== molecule arm64 lane (${ARM64_SCENARIOS[*]}) in the background, log: $arm64_log"
-  run_lane "${ARM64_SCENARIOS[@]}" >"$arm64_log" 2>&1 &
-  arm64_pid=$!
-  arm64_start=$SECONDS
-  stage pytest pytest -q -m "not sandbox"
+  side_log="$(mktemp -t hvc-side-lane.XXXXXX.log)"
+  side_lane() {
+    stage molecule-arm64 run_lane "${ARM64_SCENARIOS[@]}"
+    stage pytest pytest -q -m "not sandbox"
+    stage_summary
+  }
+  echo "=== side lane (molecule ${ARM64_SCENARIOS[*]}, then pytest) in the background, log: $side_log"
+  side_lane >"$side_log" 2>&1 &
+  side_pid=$!
+  side_start=$SECONDS
   stage molecule-amd64 run_lane "${AMD64_SCENARIOS[@]}"
   [[ "${HVC_SLOW:-0}" == 1 ]] && stage molecule-slow run_lane "${SLOW_SCENARIOS[@]}"
-  arm64_wait() {
+  side_wait() {
     local code=0
-    wait "$arm64_pid" || code=$?
-    grep -E "^=== molecule|^(FAILED|ERROR|CRITICAL)|failed=[1-9]|unreachable=[1-9]|passed|failed" "$arm64_log" | tail -40
-    ((code == 0)) || { echo "--- arm64 lane log tail"; tail -80 "$arm64_log"; }
-    echo "=== arm64 lane took $((SECONDS - arm64_start)) s in all"
+    wait "$side_pid" || code=$?
+    # The lane's stage lines, pytest's summary and failures; the whole tail when it failed.
+    grep -E "^=== |^(FAILED|ERROR|CRITICAL)|failed=[1-9]|unreachable=[1-9]| passed| failed|^  [a-z0-9-]+ [0-9]+s " \
+      "$side_log" | tail -60
+    ((code == 0)) || { echo "--- side lane log tail"; tail -120 "$side_log"; }
+    echo "=== side lane took $((SECONDS - side_start)) s in all"
     return "$code"
   }
-  stage molecule-arm64 arm64_wait
+  stage side-lane side_wait
 fi
 
 if [[ "${HVC_SKIP_SANDBOX:-0}" != 1 ]]; then

@@ -1,4 +1,4 @@
-"""The pip method for real: nvcc from the wheels compiles and links, NCCL header and library are found."""
+"""The cuda_toolkit and nccl pip method for real (run in the horovod_nccl scenario): nvcc from the wheels compiles and links, NCCL header and library are found."""
 
 import json
 
