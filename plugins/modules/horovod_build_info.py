@@ -22,14 +22,16 @@ options:
     required: true
   expect:
     description:
-      - Capabilities that must be present, e.g. C({frameworks: [pytorch], controllers: [gloo, mpi]}).
+      - "Capabilities that must be present, e.g. C({frameworks: [pytorch], controllers: [gloo, mpi]})."
       - The module fails naming the missing ones.
     type: dict
     default: {}
   timeout:
-    description: Seconds before check-build is given up.
+    description:
+      - Seconds before check-build is given up (it imports every framework; on a loaded host that
+        took over 120 s).
     type: int
-    default: 120
+    default: 600
 author:
   - horovod-cluster
 """
@@ -83,7 +85,7 @@ def main():
         argument_spec=dict(
             python=dict(type="path", required=True),
             expect=dict(type="dict", default={}),
-            timeout=dict(type="int", default=120),
+            timeout=dict(type="int", default=600),
         ),
         supports_check_mode=True,
     )
