@@ -9,11 +9,14 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 source scripts/stage.sh
 
-# Two lanes side by side keep the 2 cores busy: the amd64 scenarios wait mostly on package
-# installs and compiles; the other lane runs the arm64 scenarios under qemu (CPU-bound), then the
-# tests that need no sandbox (ansible-playbook runs on localhost).
+# Two lanes side by side keep the 2 cores busy. The amd64 lane runs the amd64 scenarios (package
+# installs and compiles); python_env and horovod_cluster go first because they fill the caches the
+# sandbox shares (the CPU wheelhouse, the CPU Horovod wheel). The side lane runs the arm64 scenarios
+# under qemu (CPU-bound), the tests that need no sandbox, then -- once those caches are filled, so
+# that no cache is ever filled by two runs at once -- the main job on the sandbox.
 ARM64_SCENARIOS=(preflight_arm64 toolchain_arm64)
-AMD64_SCENARIOS=(preflight toolchain mpi_cluster python_env horovod_cluster horovod_nccl)
+AMD64_FIRST=(preflight python_env horovod_cluster)
+AMD64_THEN=(toolchain mpi_cluster horovod_nccl)
 # The slow tier, documented in README.
 SLOW_SCENARIOS=(cuda_distro)
 
@@ -42,37 +45,55 @@ run_lane() {  # run scenarios one after another, print each one's time, stop at 
   done
 }
 
+wait_for() {  # wait_for FILE: until another lane creates it
+  until [[ -e "$1" ]]; do sleep 5; done
+}
+
+sandbox=1
+[[ "${HVC_SKIP_SANDBOX:-0}" == 1 ]] && sandbox=0
 if [[ -n "${HVC_SCENARIOS:-}" ]]; then
   read -r -a only <<<"$HVC_SCENARIOS"
   stage molecule run_lane "${only[@]}"
+  ((sandbox)) && stage sandbox-run bash scripts/sandbox-run.sh
 else
+  caches_ready="$(mktemp -u -t hvc-caches-ready.XXXXXX)"
   side_log="$(mktemp -t hvc-side-lane.XXXXXX.log)"
   side_lane() {
+    STAGE_TIMES=()
     stage molecule-arm64 run_lane "${ARM64_SCENARIOS[@]}"
     stage pytest pytest -q -m "not sandbox"
+    if ((sandbox)); then
+      stage wait-for-caches wait_for "$caches_ready"
+      stage sandbox-run bash scripts/sandbox-run.sh
+    fi
     stage_summary
   }
-  echo "=== side lane (molecule ${ARM64_SCENARIOS[*]}, then pytest) in the background, log: $side_log"
+  echo "=== side lane (molecule ${ARM64_SCENARIOS[*]}, pytest, sandbox run) in the background, log: $side_log"
+  set -m  # the side lane gets a process group of its own, stopped with it if this script fails
   side_lane >"$side_log" 2>&1 &
   side_pid=$!
+  set +m
+  trap 'kill -- -"$side_pid" 2>/dev/null; rm -f "$caches_ready"' EXIT
   side_start=$SECONDS
-  stage molecule-amd64 run_lane "${AMD64_SCENARIOS[@]}"
+  stage molecule-amd64 run_lane "${AMD64_FIRST[@]}"
+  touch "$caches_ready"
+  stage molecule-amd64-more run_lane "${AMD64_THEN[@]}"
   [[ "${HVC_SLOW:-0}" == 1 ]] && stage molecule-slow run_lane "${SLOW_SCENARIOS[@]}"
   side_wait() {
     local code=0
     wait "$side_pid" || code=$?
-    # The lane's stage lines, pytest's summary and failures; the whole tail when it failed.
+    # The lane's stage lines, pytest's summary and failures, the rollout's and check's tables;
+    # the whole tail when it failed.
     grep -E "^=== |^(FAILED|ERROR|CRITICAL)|failed=[1-9]|unreachable=[1-9]| passed| failed|^  [a-z0-9-]+ [0-9]+s " \
-      "$side_log" | tail -60
-    ((code == 0)) || { echo "--- side lane log tail"; tail -120 "$side_log"; }
+      "$side_log" | tail -80
+    ((code == 0)) || { echo "--- side lane log tail"; tail -150 "$side_log"; }
     echo "=== side lane took $((SECONDS - side_start)) s in all"
     return "$code"
   }
   stage side-lane side_wait
 fi
 
-if [[ "${HVC_SKIP_SANDBOX:-0}" != 1 ]]; then
-  stage sandbox-run bash scripts/sandbox-run.sh
+if ((sandbox)); then
   # The README snippet runs as written on the sandbox (a re-run: nothing left to change).
   stage pytest-sandbox env HVC_README_ON_SANDBOX=1 pytest -q -m sandbox
 fi
