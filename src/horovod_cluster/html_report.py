@@ -90,8 +90,7 @@ def _hosts(report: CheckReport) -> str:
 
 def _findings(report: CheckReport) -> str:
     if not report.findings:
-        return '<h2>Consistency</h2>\n<p id="findings"><span class="ok">no finding</span>: ' \
-               "the hosts agree on python, torch, horovod and MPI</p>\n"
+        return '<h2>Consistency</h2>\n<p id="findings"><span class="ok">no finding</span>: the hosts agree</p>\n'
     rows = [[_e(f.key), _e(f.message),
              "<br>".join(f"{_e(host)}: {_e(value)}" for host, value in sorted(f.values.items()))]
             for f in report.findings]
@@ -112,7 +111,8 @@ def _smoke(report: CheckReport) -> str:
         if ranks:
             rows = [[_e(r.get("rank")), _e(r.get("host")), _e(r.get("device", "")),
                      _e(", ".join(f"{k} {'ok' if v else 'FAILED'}" for k, v in (r.get("checks") or {}).items())),
-                     _verdict(bool(r.get("ok")))] for r in ranks]
+                     _verdict(bool(r.get("ok"))) + (f" {_e(r['error'])}" if r.get("error") else "")]
+                    for r in ranks]
             parts.append(_table(["rank", "host", "device", "checks", "result"], rows, numeric=frozenset({0}),
                                 id=f"smoke-{name}", data_controller=name))
         if not result.get("ok"):

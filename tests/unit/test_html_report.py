@@ -129,6 +129,7 @@ def test_host_strings_are_escaped(data):
     host["problems"] = [f"horovod not installed {evil}"]
     data["hosts"][f"evil{evil}"] = host
     data["smoke"]["gloo"]["ranks"][0]["host"] = evil
+    data["smoke"]["gloo"]["ranks"][1].update(ok=False, error=f"HorovodInternalError {evil}")
     data["smoke"]["mpi"] = {"ok": False, "error": evil, "command": evil, "output": f"</pre>{evil}"}
     data["findings"] = [{"key": "torch", "message": f"hosts disagree on torch {evil}",
                          "values": {evil: evil, "hvc-node1": "2.13.0+cpu"}}]
@@ -141,6 +142,7 @@ def test_host_strings_are_escaped(data):
     assert f"evil{evil}" in [r["host"] for r in page.rows("hosts")]
     assert "horovod-cluster check: FAILED" in "".join(page.text)
     assert page.rows("findings")[0]["key"] == "torch"
+    assert page.rows("smoke-gloo")[1]["result"] == f"failed HorovodInternalError {evil}"
 
 
 def test_failed_run_and_missing_parts():
