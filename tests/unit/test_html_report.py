@@ -11,7 +11,8 @@ import pytest
 
 from horovod_cluster.results import CheckReport, from_json
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "check" / "sandbox-check.json"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "check"
+FIXTURE = FIXTURES / "sandbox-check.json"
 
 
 class Page(HTMLParser):
@@ -159,6 +160,18 @@ def test_failed_run_and_missing_parts():
     assert hosts["hvc-node4"]["health"] == "problems no check result (unreachable)"
     assert "not asked for" in text and "not measured: horovodrun exited 1" in text and "rank 3 lost" in text
     assert "iperf3 missing" in text and "ssh: no route" in text and not page.circles
+
+
+def test_a_real_failed_check():
+    """The sandbox before its hostfile existed: healthy hosts, but nothing cross-host could start."""
+    report = from_json((FIXTURES / "sandbox-check-no-hostfile.json").read_text())
+    page = Page(report.to_html())
+    text = " ".join(page.text)
+    assert "horovod-cluster check: FAILED" in " ".join(text.split())
+    assert [r["health"] for r in page.rows("hosts")] == ["healthy"] * 3
+    assert "_preconditions: failed" in " ".join(text.split())
+    assert "no hostfile at /etc/horovod/hostfile (hostfile role)" in text
+    assert "not measured: no hostfile at /etc/horovod/hostfile" in text and not page.circles
 
 
 def test_one_row_plots_one_point(data):
