@@ -161,6 +161,8 @@ def _size(n: float) -> str:
 def _plot(rows: list[dict[str, Any]]) -> str:
     """busbw (GB/s, linear from 0) over message size (log2 x axis): a line, one circle per row."""
     points = sorted((float(r["bytes"]), float(r["busbw_GBps"])) for r in rows if float(r["bytes"]) > 0)
+    if not points:
+        return ""
     lo, hi = math.log2(points[0][0]), math.log2(points[-1][0])
     top = max(y for _, y in points) or 1.0
     step = 10 ** math.floor(math.log10(top / 4))  # about four gridlines, at round values
