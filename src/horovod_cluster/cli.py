@@ -13,7 +13,7 @@ from .cluster import LAST_ROLLOUT, LAST_RUN, Cluster, UsageError, check_serial, 
 from .content import content_dir
 from .progress import LiveProgress, PlainProgress, TaskCounts
 from .render import render
-from .results import Result, RolloutResult, from_json
+from .results import CheckReport, Result, RolloutResult, from_json
 from .runner import DEFAULT_KEEP, InventoryError
 from .sandbox import Sandbox, SandboxError
 
@@ -225,8 +225,10 @@ def _drive(opts: dict, playbook: str, action: Callable[[Cluster], Result], clust
 
 
 def _finish(result: Result, opts: dict) -> None:
-    """The summary, then --json/--junit; with `-` for either, the summary goes to stderr."""
-    outputs = ((opts.get("json_file"), result.to_json), (opts.get("junit_file"), result.to_junit))
+    """The summary, then --json/--junit/--html; with `-` for any, the summary goes to stderr."""
+    outputs = [(opts.get("json_file"), result.to_json), (opts.get("junit_file"), result.to_junit)]
+    if isinstance(result, CheckReport):
+        outputs.append((opts.get("html_file"), result.to_html))
     render(result, _console(stderr=any(str(path) == "-" for path, _ in outputs)))
     for path, text in outputs:
         if path is not None and str(path) == "-":
@@ -293,6 +295,8 @@ def retry(**opts) -> None:
 @main.command()
 @click.option("--smoke/--no-smoke", default=True, show_default=True, help="run the cross-host smoke test")
 @click.option("--bench", is_flag=True, help="also measure allreduce and link bandwidth")
+@click.option("--html", "html_file", type=_OUTPUT,
+              help="write a self-contained HTML report (tables, bandwidth plot) to this file (- for stdout)")
 @play_options
 @run_options
 def check(smoke: bool, bench: bool, limit: str | None, **opts) -> None:
@@ -307,6 +311,7 @@ def check(smoke: bool, bench: bool, limit: str | None, **opts) -> None:
               help="the last run on this inventory [default: the last run on any]")
 @click.option("--json", "json_file", type=_OUTPUT, help="write JSON here (- for stdout)")
 @click.option("--junit", "junit_file", type=_OUTPUT, help="write JUnit here (- for stdout)")
+@click.option("--html", "html_file", type=_OUTPUT, help="write a check's HTML report here (- for stdout)")
 @click.option("--artifacts-dir", type=click.Path(file_okay=False, path_type=Path), envvar="HOROVOD_CLUSTER_ARTIFACTS")
 def report(source: Path | None, **opts) -> None:
     """Show the last run's summary again (and re-export it) without running anything."""
@@ -318,6 +323,8 @@ def report(source: Path | None, **opts) -> None:
         result = from_json(path.read_text())
     except (ValueError, KeyError, TypeError) as err:
         raise InputError(f"{path} is not a saved horovod-cluster result: {err}") from None
+    if opts.get("html_file") and not isinstance(result, CheckReport):
+        raise InputError(f"--html is for check results; {path} holds a {result.kind} result")
     _finish(result, opts)
 
 

@@ -323,6 +323,11 @@ class CheckReport:
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
 
+    def to_html(self) -> str:
+        """One self-contained page (inline CSS and SVG plot) for CI artifacts; see html_report."""
+        from .html_report import check_html
+        return check_html(self)
+
     def to_junit(self) -> str:
         suite = ET.Element("testsuite", name="check")
         names = sorted(set(self.hosts) | set(self.run.hosts))

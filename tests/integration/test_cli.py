@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from horovod_cluster.cli import main
+from horovod_cluster.results import from_json
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "api"
 
@@ -56,11 +57,32 @@ def test_rollout_ok_exits_0(cli):
 
 
 def test_check_exits_1_while_horovod_is_missing(cli, tmp_path):
-    run = cli("check", "-i", str(FIXTURES / "mixed.yml"), "--no-smoke", "--junit", str(tmp_path / "c.xml"))
+    run = cli("check", "-i", str(FIXTURES / "mixed.yml"), "--no-smoke", "--junit", str(tmp_path / "c.xml"),
+              "--html", str(tmp_path / "c.html"))
     assert run.exit_code == 1, run.output
     assert "hosts disagree on torch" in run.output
     failures = ET.parse(tmp_path / "c.xml").getroot().findall(".//failure")
     assert any("torch" in (f.get("message") or "") for f in failures)
+    page = (tmp_path / "c.html").read_text()
+    assert f"wrote {tmp_path / 'c.html'}" in run.output.replace("\n", "")
+    assert page.startswith("<!DOCTYPE html>") and "hosts disagree on torch" in page and "FAILED" in page
+
+
+def test_report_writes_html_of_a_saved_check(cli, tmp_path):
+    """--html FILE and --html - (the page alone on stdout); a saved rollout has no HTML report."""
+    saved = Path(__file__).resolve().parent.parent / "fixtures" / "check" / "sandbox-check.json"
+    run = cli("report", "--from", str(saved), "--html", str(tmp_path / "check.html"))
+    assert run.exit_code == 0, run.output
+    page = (tmp_path / "check.html").read_text()
+    assert page.count("<circle") == 4 and "hvc-node3" in page
+    stdout = CliRunner().invoke(main, ["report", "--from", str(saved), "--html", "-"])
+    assert stdout.exit_code == 0 and stdout.stdout == page
+    assert "check: OK" in stdout.stderr, "the summary went to stderr"
+    rollout = tmp_path / "rollout.json"
+    rollout.write_text(from_json(saved.read_text()).run.to_json())
+    refused = cli("report", "--from", str(rollout), "--html", str(tmp_path / "r.html"))
+    assert refused.exit_code == 2 and "--html is for check results" in refused.output
+    assert not (tmp_path / "r.html").exists()
 
 
 @pytest.mark.parametrize("args, message", [

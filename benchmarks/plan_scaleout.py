@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""DESIGN §6 "scale-out on paper": `Cluster.plan` over many recorded-fact hosts / over few.
+
+    python benchmarks/plan_scaleout.py [--small 10] [--large 200] [--json out.json]
+
+plan over LARGE hosts / plan over SMALL hosts (wall time)        target <= 20 (for 200 / 10)
+
+The hosts exist only on paper: copies of the fixture hosts of tests/fixtures/plan/hosts.yml (Ubuntu
+GPU servers, a Mac, two Raspberry Pis, a Debian CPU node), each with its group and group vars, named
+<fixture>-<n>, with the fixture's recorded facts (tests/fixtures/facts/<fixture>.json) as theirs.
+The plan runs every role's decide step through the package's runner (what `horovod-cluster plan
+--facts-dir` does) and reaches no host: their ssh is a program that does not exist. Nothing here
+needs the sandbox or the network. Wall times on a shared machine: the ratio is the result.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from horovod_cluster import Cluster
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE_INVENTORY = REPO / "tests" / "fixtures" / "plan" / "hosts.yml"
+FIXTURE_FACTS = REPO / "tests" / "fixtures" / "facts"
+
+
+def groups_with_hosts(node: dict, found: list[dict] | None = None) -> list[dict]:
+    """The inventory groups that list hosts, in file order (depth first)."""
+    found = [] if found is None else found
+    if node.get("hosts"):
+        found.append(node)
+    for child in (node.get("children") or {}).values():
+        groups_with_hosts(child or {}, found)
+    return found
+
+
+def paper_cluster(count: int, folder: Path) -> tuple[Path, Path]:
+    """An inventory of `count` hosts (round robin over the fixture hosts) and its facts folder."""
+    inventory = yaml.safe_load(FIXTURE_INVENTORY.read_text())
+    inventory["all"]["vars"].pop("hvc_facts_dir", None)  # passed as facts_dir instead
+    groups = groups_with_hosts(inventory["all"])
+    slots = [(group, name, hostvars) for group in groups for name, hostvars in group["hosts"].items()]
+    for group in groups:
+        group["hosts"] = {}
+    facts = folder / "facts"
+    facts.mkdir(parents=True)
+    for n, (group, name, hostvars) in zip(range(count), itertools.cycle(slots)):
+        host = f"{name}-{n:03d}"
+        group["hosts"][host] = {**(hostvars or {}), "ansible_host": f"{host}.invalid"}
+        shutil.copyfile(FIXTURE_FACTS / f"{name}.json", facts / f"{host}.json")
+    for group in groups:
+        group["hosts"] = group["hosts"] or None  # an empty group stays valid YAML for ansible
+    path = folder / "hosts.yml"
+    path.write_text(yaml.safe_dump(inventory, sort_keys=False))
+    return path, facts
+
+
+def timed_plan(count: int, work: Path, forks: int | None) -> dict:
+    inventory, facts = paper_cluster(count, work / f"n{count}")
+    cluster = Cluster(inventory, artifacts_dir=work / "runs", forks=forks)
+    start = time.monotonic()
+    result = cluster.plan(facts_dir=facts)
+    seconds = time.monotonic() - start
+    planned = [host for host, roles in result.hosts.items() if roles]
+    refused = sorted(host for host, roles in result.hosts.items()
+                     if any(isinstance(p, dict) and p.get("action") == "fail" for p in roles.values()))
+    if not result.ok or len(planned) != count:
+        sys.exit(f"plan of {count} hosts failed ({len(planned)} planned, refused: {refused[:5]}):\n"
+                 f"{result.run.error or result.to_json()[:3000]}")
+    print(f"{count:4d} hosts: {seconds:7.1f} s  ({seconds / count:.2f} s per host)", flush=True)
+    return {"hosts": count, "seconds": round(seconds, 2)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--small", type=int, default=10, help="hosts of the small plan (default 10)")
+    parser.add_argument("--large", type=int, default=200, help="hosts of the large plan (default 200)")
+    parser.add_argument("--forks", type=int, help="ansible forks (default: ansible.cfg's, 10)")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="hvc-plan-bench-") as tmp:
+        small = timed_plan(args.small, Path(tmp), args.forks)
+        large = timed_plan(args.large, Path(tmp), args.forks)
+    ratio = large["seconds"] / small["seconds"]
+    # 20 for 200 / 10 hosts: at most linear in the hosts, whatever sizes are asked for.
+    target = args.large / args.small
+    verdict = "met" if ratio <= target else "NOT met"
+    print(f"plan over {args.large} / over {args.small} hosts: {ratio:.2f} "
+          f"({large['seconds']} s / {small['seconds']} s), target <= {target:g}: {verdict}")
+    figures = {"small": small, "large": large, "ratio": round(ratio, 3), "target": target,
+               "met": ratio <= target, "forks": args.forks}
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

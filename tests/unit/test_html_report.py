@@ -1,0 +1,180 @@
+"""The check report as HTML, from a real check of the 3-host sandbox (tests/fixtures/check), read
+back with the standard library's HTML parser."""
+from __future__ import annotations
+
+import copy
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from horovod_cluster.results import CheckReport, from_json
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "check"
+FIXTURE = FIXTURES / "sandbox-check.json"
+
+
+class Page(HTMLParser):
+    """Tables by id (rows of cell texts), the plot's circles, every tag, and the page's text."""
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.tables: dict[str, list[list[str]]] = {}
+        self.circles: list[dict[str, str]] = []
+        self.tags: list[tuple[str, dict[str, str]]] = []
+        self.text: list[str] = []
+        self._table: str | None = None
+        self._cell: list[str] | None = None
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.append((tag, attrs))
+        if tag == "table":
+            self._table = attrs.get("id", "")
+            self.tables[self._table] = []
+        elif tag == "tr" and self._table is not None:
+            self.tables[self._table].append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+        elif tag == "circle":
+            self.circles.append(attrs)
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self.tables[self._table][-1].append(" ".join(" ".join(self._cell).split()))
+            self._cell = None
+        elif tag == "table":
+            self._table = None
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self._cell is not None:
+            self._cell.append(data)
+
+    def rows(self, table: str) -> list[dict[str, str]]:
+        head, *body = self.tables[table]
+        return [dict(zip(head, row)) for row in body]
+
+
+@pytest.fixture
+def data() -> dict:
+    return json.loads(FIXTURE.read_text())
+
+
+@pytest.fixture
+def page(data) -> Page:
+    return Page(CheckReport.from_dict(data).to_html())
+
+
+def test_a_row_per_host_with_its_versions(page, data):
+    rows = page.rows("hosts")
+    assert [r["host"] for r in rows] == ["hvc-node1", "hvc-node2", "hvc-node3"] == sorted(data["hosts"])
+    for row in rows:
+        host = data["hosts"][row["host"]]
+        assert row["torch"] == host["versions"]["torch"] == "2.13.0+cpu"
+        assert row["horovod"] == "0.28.1" and row["os / arch"] == "Debian 12.15 x86_64"
+        assert row["health"] == "healthy"
+
+
+def test_verdict_and_no_finding(page):
+    text = "".join(page.text)
+    assert "horovod-cluster check: OK" in text
+    assert ("p", {"id": "findings"}) in page.tags and "no finding" in text
+
+
+def test_smoke_ranks_per_controller(page, data):
+    for controller in ("gloo", "mpi"):
+        rows = page.rows(f"smoke-{controller}")
+        ranks = data["smoke"][controller]["ranks"]
+        assert [(int(r["rank"]), r["host"], r["result"]) for r in rows] == \
+            [(r["rank"], r["host"], "ok") for r in ranks]
+        assert rows[0]["checks"] == "allreduce ok, allgather ok, broadcast ok"
+    assert "6 ranks in 16.925 s" in "".join(page.text)
+
+
+def test_plot_has_a_point_per_table_row_that_follows_the_data(page, data):
+    table = page.rows("bandwidth")
+    rows = data["bandwidth"]["allreduce"]["rows"]
+    assert [int(r["size (B)"]) for r in table] == [r["bytes"] for r in rows]
+    assert [float(r["busbw (GB/s)"]) for r in table] == [round(r["busbw_GBps"], 4) for r in rows]
+    assert len(page.circles) == len(rows) == 4
+    xs = [float(c["cx"]) for c in page.circles]
+    ys = [float(c["cy"]) for c in page.circles]
+    by_size = sorted(rows, key=lambda r: r["bytes"])
+    assert xs == sorted(xs) and len(set(xs)) == len(xs), "x grows with the message size"
+    # log scale: sizes 4 KiB, 64 KiB, 1 MiB, 16 MiB are equal steps apart
+    steps = [b - a for a, b in zip(xs, xs[1:])]
+    assert max(steps) - min(steps) < 0.1
+    # SVG's y grows downwards: a higher busbw is a smaller y, in the data's order
+    for (a, ya), (b, yb) in zip(zip(by_size, ys), list(zip(by_size, ys))[1:]):
+        assert (ya > yb) == (b["busbw_GBps"] > a["busbw_GBps"]), (a, b, ya, yb)
+    assert "best busbw / link bandwidth: 0.056" in "".join(page.text)
+
+
+def test_self_contained(page):
+    tags = {tag for tag, _ in page.tags}
+    assert "script" not in tags and "link" not in tags and "img" not in tags
+    assert not [attrs for _, attrs in page.tags if attrs.get("src") or str(attrs.get("href", "")).startswith("http")]
+    assert [attrs["id"] for tag, attrs in page.tags if tag == "svg"] == ["busbw-plot"]  # the plot is inline
+    assert [tag for tag, _ in page.tags].count("style") == 1
+
+
+def test_host_strings_are_escaped(data):
+    evil = "<script>alert(1)</script>"
+    data = copy.deepcopy(data)
+    host = data["hosts"].pop("hvc-node3")
+    host["versions"]["torch"] = f'2.13.0" onmouseover="x{evil}'
+    host["problems"] = [f"horovod not installed {evil}"]
+    data["hosts"][f"evil{evil}"] = host
+    data["smoke"]["gloo"]["ranks"][0]["host"] = evil
+    data["smoke"]["gloo"]["ranks"][1].update(ok=False, error=f"HorovodInternalError {evil}")
+    data["smoke"]["mpi"] = {"ok": False, "error": evil, "command": evil, "output": f"</pre>{evil}"}
+    data["findings"] = [{"key": "torch", "message": f"hosts disagree on torch {evil}",
+                         "values": {evil: evil, "hvc-node1": "2.13.0+cpu"}}]
+    data["bandwidth"]["link"]["from"] = evil
+    text = from_json(json.dumps(data)).to_html()
+    page = Page(text)
+    assert "<script" not in text and "script" not in {tag for tag, _ in page.tags}
+    assert not [attrs for _, attrs in page.tags if "onmouseover" in attrs]
+    assert evil in "".join(page.text), "shown as text"
+    assert f"evil{evil}" in [r["host"] for r in page.rows("hosts")]
+    assert "horovod-cluster check: FAILED" in "".join(page.text)
+    assert page.rows("findings")[0]["key"] == "torch"
+    assert page.rows("smoke-gloo")[1]["result"] == f"failed HorovodInternalError {evil}"
+
+
+def test_failed_run_and_missing_parts():
+    """No smoke asked, bandwidth not measured, an unreachable host without a check result."""
+    data = json.loads(FIXTURE.read_text())
+    data.update(smoke=None, bandwidth={"allreduce": {"error": "horovodrun exited 1", "output": "rank 3 lost"},
+                                       "link": {"error": "iperf3 missing"}, "busbw_over_link": None})
+    data["run"]["hosts"]["hvc-node4"] = {"name": "hvc-node4", "unreachable": 1, "failure": {
+        "task": "Gathering Facts", "play": "Check each host", "message": "ssh: no route", "unreachable": True}}
+    report = from_json(json.dumps(data))
+    page = Page(report.to_html())
+    text = "".join(page.text)
+    hosts = {r["host"]: r for r in page.rows("hosts")}
+    assert hosts["hvc-node4"]["health"] == "problems no check result (unreachable)"
+    assert "not asked for" in text and "not measured: horovodrun exited 1" in text and "rank 3 lost" in text
+    assert "iperf3 missing" in text and "ssh: no route" in text and not page.circles
+
+
+def test_a_real_failed_check():
+    """The sandbox before its hostfile existed: healthy hosts, but nothing cross-host could start."""
+    report = from_json((FIXTURES / "sandbox-check-no-hostfile.json").read_text())
+    page = Page(report.to_html())
+    text = " ".join(page.text)
+    assert "horovod-cluster check: FAILED" in " ".join(text.split())
+    assert [r["health"] for r in page.rows("hosts")] == ["healthy"] * 3
+    assert "_preconditions: failed" in " ".join(text.split())
+    assert "no hostfile at /etc/horovod/hostfile (hostfile role)" in text
+    assert "not measured: no hostfile at /etc/horovod/hostfile" in text and not page.circles
+
+
+def test_one_row_plots_one_point(data):
+    data["bandwidth"]["allreduce"]["rows"] = data["bandwidth"]["allreduce"]["rows"][-1:]
+    page = Page(from_json(json.dumps(data)).to_html())
+    assert len(page.circles) == 1 and len(page.rows("bandwidth")) == 1
