@@ -11,5 +11,6 @@ stage setup bash scripts/setup.sh
 source "${HVC_VENV:-$ROOT/.venv}/bin/activate"
 stage sandbox-up horovod-cluster sandbox up --hosts "${HVC_HOSTS:-3}"
 stage rollout horovod-cluster rollout -i inventories/sandbox --junit "${HVC_REPORTS:-/tmp}/hvc-rollout.xml"
-stage check horovod-cluster check -i inventories/sandbox --bench --json "${HVC_REPORTS:-/tmp}/hvc-check.json"
+stage check horovod-cluster check -i inventories/sandbox --bench --json "${HVC_REPORTS:-/tmp}/hvc-check.json" \
+  --html "${HVC_REPORTS:-/tmp}/hvc-check.html"
 stage_summary
