@@ -1,8 +1,9 @@
 """Allreduce bandwidth across the cluster, in the manner of nccl-tests' all_reduce_perf.
 
 For each message size: average time of `iters` allreduces after `warmup`, algorithm bandwidth
-(bytes / time) and bus bandwidth (algbw * 2(n-1)/n, the ring's traffic per link). Rank 0 writes
-the table as JSON to argv[1]. argv[2:] are sizes in bytes (float32 elements = size / 4).
+(bytes / time) and bus bandwidth (algbw * 2(n-1)/n, the ring's traffic per link). Rank 0 prints
+the table as one line `HVC_RESULT <json>` (to the launcher, through horovodrun's output).
+argv[1:] are sizes in bytes (float32 elements = size / 4).
 """
 import json
 import sys
@@ -31,8 +32,7 @@ def measure(size_bytes: int, device: torch.device, warmup: int, iters: int) -> f
 
 
 def main() -> int:
-    out_path = sys.argv[1]
-    sizes = [int(s) for s in sys.argv[2:]] or DEFAULT_SIZES
+    sizes = [int(s) for s in sys.argv[1:]] or DEFAULT_SIZES
     hvd.init()
     use_gpu = torch.cuda.is_available() and hvd.nccl_built()
     device = torch.device("cuda", hvd.local_rank()) if use_gpu else torch.device("cpu")
@@ -46,8 +46,7 @@ def main() -> int:
                      "busbw_GBps": algbw * 2 * (n - 1) / n / 1e9})
     if hvd.rank() == 0:
         algorithm = "nccl" if use_gpu else ("mpi" if hvd.mpi_enabled() else "gloo")
-        with open(out_path, "w", encoding="utf-8") as handle:
-            json.dump({"size": n, "algorithm": algorithm, "rows": rows}, handle)
+        print("HVC_RESULT " + json.dumps({"size": n, "algorithm": algorithm, "rows": rows}), flush=True)
     return 0
 
 

@@ -1,9 +1,10 @@
 """Horovod smoke test, run under horovodrun on every slot of the cluster.
 
-Each rank checks allreduce, allgather and broadcast results it can predict exactly; rank 0 writes
-one JSON document with every rank's outcome (host, rank, ok; rank 0's own checks and error in
-full) to the path in argv[1]. A rank whose collective failed reports ok=false; a rank that died
-makes horovodrun fail, which the caller reports with its output.
+Each rank checks allreduce, allgather and broadcast results it can predict exactly; rank 0 prints
+one line `HVC_RESULT <json>` with every rank's outcome (host, rank, ok; rank 0's own checks and
+error in full). It goes through horovodrun's output to the launcher, which is not always rank 0's
+host (in a play on part of the cluster). A rank whose collective failed reports ok=false; a rank
+that died makes horovodrun fail, which the caller reports with its output.
 """
 import json
 import socket
@@ -44,7 +45,6 @@ def gather_records(record: dict) -> list:
 
 
 def main() -> int:
-    out_path = sys.argv[1]
     start = time.monotonic()
     hvd.init()
     use_gpu = torch.cuda.is_available() and hvd.nccl_built()
@@ -58,11 +58,10 @@ def main() -> int:
         record["error"] = traceback.format_exc(limit=3)
     records = gather_records(record)
     if hvd.rank() == 0:
-        with open(out_path, "w", encoding="utf-8") as handle:
-            json.dump({"size": hvd.size(), "ranks": records,
-                       "controller": "mpi" if hvd.mpi_enabled() else "gloo",
-                       "seconds": round(time.monotonic() - start, 3),
-                       "ok": all(r["ok"] for r in records)}, handle)
+        print("HVC_RESULT " + json.dumps({"size": hvd.size(), "ranks": records,
+                                          "controller": "mpi" if hvd.mpi_enabled() else "gloo",
+                                          "seconds": round(time.monotonic() - start, 3),
+                                          "ok": all(r["ok"] for r in records)}), flush=True)
     return 0 if all(r["ok"] for r in records) else 1
 
 
