@@ -178,15 +178,16 @@ class RolloutResult:
 
 
 def failure_message(res: dict[str, Any]) -> str:
-    """ansible's own message for a failed task; falls back to stderr or the return code."""
+    """ansible's own message for a failed task; falls back to stderr or the return code. A loop's own
+    msg is "One or more items failed": the failed items carry the role's messages."""
+    items = [failure_message(item) for item in res.get("results") or []
+             if isinstance(item, dict) and item.get("failed")]
+    if items:
+        return "\n".join(items)
     for key in ("msg", "stderr", "reason"):
         value = res.get(key)
         if value:
             return str(value).strip()
-    if "results" in res:  # a loop: the first failed item carries the message
-        for item in res["results"]:
-            if isinstance(item, dict) and item.get("failed"):
-                return failure_message(item)
     return f"rc={res['rc']}" if "rc" in res else "failed"
 
 
