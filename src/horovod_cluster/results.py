@@ -47,6 +47,8 @@ class HostResult:
     failure: TaskFailure | None = None
     # play name -> task results seen for this host in that play
     plays: dict[str, int] = field(default_factory=dict)
+    # ansible's warnings in this host's task results (e.g. preflight's misspelt variable names)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> str:
@@ -121,6 +123,9 @@ class RolloutResult:
         play = data.get("play", "")
         host.plays[play] = host.plays.get(play, 0) + 1
         host.duration += float(data.get("duration") or 0.0)
+        for warning in (data.get("res") or {}).get("warnings") or []:
+            if str(warning) not in host.warnings:
+                host.warnings.append(str(warning))
         if kind in ("runner_on_failed", "runner_on_unreachable") and not data.get("ignore_errors"):
             if host.failure is None:
                 host.failure = TaskFailure(
@@ -159,6 +164,8 @@ class RolloutResult:
                 node.text = host.failure.message
             elif not host.succeeded:
                 ET.SubElement(case, "failure", message=host.status)
+            if host.warnings:
+                ET.SubElement(case, "system-err").text = "\n".join(f"WARNING: {w}" for w in host.warnings)
         if self.error:
             case = ET.SubElement(suite, "testcase", classname=self.playbook, name="run")
             ET.SubElement(case, "error", message="playbook run failed").text = self.error
