@@ -230,3 +230,42 @@ def test_inventory_without_cluster_refused_in_plan(tmp_path, shape):
     assert run.rc == 2
     assert "host a: the inventory has no `cluster` group or it is empty" in run.failure_messages("a")
     assert "preflight" in run.plan["a"] and run.plan["a"]["preflight"]["action"] == "fail"
+
+
+# Known-bad combinations, refused in plan by horovod's decide step (the compatibility matrix), with the versions
+# python_env will install when nothing is installed yet to ask: one full plan run, a host per case.
+TF = {"horovod_frameworks": ["pytorch", "tensorflow"]}
+COMBOS = {
+    "torch-9.9.9": ({"python_env_torch_version": "9.9.9"},
+                    ["[torch-newer-than-tested]", "pin python_env_torch_version to 2.13.0 or 2.14.1"]),
+    "tf-unpinned": (TF, ["horovod_frameworks lists tensorflow without a version",
+                         "an item tensorflow==2.15.1 in python_env_pip_packages"]),
+    "tf-2.16.1": ({**TF, "python_env_pip_packages": ["tensorflow==2.16.1"]},
+                  ["[tensorflow-2.16]", "drop tensorflow from horovod_frameworks"]),
+}
+COMBOS_OK = {"tf-2.15.1": {**TF, "python_env_pip_packages": ["tensorflow==2.15.1"]},
+             "torch-2.14.1": {"python_env_torch_version": "2.14.1"}}
+
+
+@pytest.fixture(scope="module")
+def combos(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("combos")
+    inv = _inventory(tmp, {**{c: v for c, (v, _) in COMBOS.items()}, **COMBOS_OK})
+    return ansible_playbook_json([REPO / "playbooks" / "plan.yml", "-i", inv])
+
+
+@pytest.mark.parametrize("case", COMBOS)
+def test_known_bad_combination_refused_in_plan(combos, case):
+    plan = combos.plan[case]
+    assert plan["horovod"]["action"] == "fail", plan["horovod"]
+    for fragment in COMBOS[case][1]:
+        assert fragment in plan["horovod"]["reason"], plan["horovod"]["reason"]
+    assert combos.stats[case]["failures"] == 1 and combos.changed() == 0
+
+
+@pytest.mark.parametrize("case", COMBOS_OK)
+def test_good_combination_planned(combos, case):
+    assert combos.stats[case]["failures"] == 0, combos.failure_messages(case)
+    assert combos.plan[case]["horovod"]["action"] in ("build", "install_wheel")  # one builder per platform key
+    # the pinned torch (>= 2.13) is known in plan now: the C++ standard fix shows
+    assert "cxx20" in combos.plan[case]["horovod"]["fixes"] or case != "torch-2.14.1"
