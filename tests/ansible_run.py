@@ -105,11 +105,12 @@ def plan_preflight(inventory, *args, extra_vars=None) -> Run:
 
 
 def local_inventory(folder: Path, hosts: dict | None = None) -> Path:
-    """hosts ({name: host vars}) reached with the local connection, this interpreter running the modules."""
+    """hosts ({name: host vars}) reached with the local connection, this interpreter running the modules; they
+    are the `cluster` group, as site.yml wants them."""
     path = folder / "inventory.json"
     path.write_text(json.dumps({"all": {
         "vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable},
-        "hosts": hosts or {"localhost": {}}}}))
+        "children": {"cluster": {"hosts": hosts or {"localhost": {}}}}}}))
     return path
 
 

@@ -128,11 +128,33 @@ def check_duplicate_addresses(host, addresses):
     mine = (addresses or {}).get(host)
     if not mine:
         return []
-    others = sorted(h for h, a in addresses.items() if a == mine and h != host)
+    # DNS names are case-insensitive and may end in the root's dot: GPU01.lab. is gpu01.lab
+    key = _address_key(mine)
+    others = sorted(h for h, a in addresses.items() if _address_key(a) == key and h != host)
     if not others:
         return []
     return ["host %s: ansible_host %s is also the address of %s; allowed values: an address no other "
             "host of the play uses" % (host, mine, ", ".join(others))]
+
+
+def _address_key(address):
+    return str(address).strip().rstrip(".").lower()
+
+
+def check_inventory_groups(host, group_names, platform_groups, cluster_hosts, require_cluster):
+    """One platform group per host (two give it both groups' settings, whichever Ansible merges last),
+    and a `cluster` group with hosts in it (site.yml provisions only those)."""
+    errors = []
+    mine = sorted(g for g in (group_names or []) if g in (platform_groups or []))
+    if len(mine) > 1:
+        errors.append("host %s: is in the platform groups %s; allowed: exactly one of preflight_platform_groups (%s), "
+                      "or its settings come from whichever group Ansible merges last"
+                      % (host, " and ".join(mine), ", ".join(platform_groups)))
+    if require_cluster and not cluster_hosts:
+        errors.append("host %s: the inventory has no `cluster` group or it is empty (site.yml provisions only the "
+                      "hosts of `cluster`); allowed: an inventory whose `cluster` group holds the hosts, as in "
+                      "inventories/lab/hosts.yml" % host)
+    return errors
 
 
 def check_homebrew(host, platform, require_homebrew):
@@ -163,6 +185,8 @@ def preflight_errors(platform, host, checks):
     errors += check_choices(host, checks.get("choices"), checks.get("values"))
     errors += check_gpu_options(host, platform, checks.get("gpu_options"), checks.get("values"),
                                 checks.get("gpu_build_host"), checks.get("gpu_required"))
+    errors += check_inventory_groups(host, checks.get("group_names"), checks.get("platform_groups"),
+                                     checks.get("cluster_hosts"), checks.get("require_cluster_group"))
     if checks.get("check_duplicate_addresses", True):
         errors += check_duplicate_addresses(host, checks.get("addresses"))
     return errors

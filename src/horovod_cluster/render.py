@@ -39,6 +39,10 @@ def _run(run: RolloutResult, console: Console) -> None:
     console.print(f"artifacts: {run.artifacts or '-'}", highlight=False, soft_wrap=True)  # a path whole
     # Messages go below the table: they are long and must stay readable on a narrow CI log.
     for host in sorted(run.hosts.values(), key=lambda h: h.name):
+        for warning in host.warnings:
+            console.print(f"[bold yellow]WARNING[/] {host.name}: ", end="")
+            console.print(warning, markup=False, highlight=False)
+    for host in sorted(run.hosts.values(), key=lambda h: h.name):
         if host.failure:
             console.print(f"[bold red]{host.name}[/] {host.status} at task [bold]{host.failure.task}[/]"
                           f" (play {host.failure.play}):")

@@ -47,6 +47,8 @@ class HostResult:
     failure: TaskFailure | None = None
     # play name -> task results seen for this host in that play
     plays: dict[str, int] = field(default_factory=dict)
+    # ansible's warnings in this host's task results (e.g. preflight's misspelt variable names)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> str:
@@ -121,6 +123,9 @@ class RolloutResult:
         play = data.get("play", "")
         host.plays[play] = host.plays.get(play, 0) + 1
         host.duration += float(data.get("duration") or 0.0)
+        for warning in (data.get("res") or {}).get("warnings") or []:
+            if str(warning) not in host.warnings:
+                host.warnings.append(str(warning))
         if kind in ("runner_on_failed", "runner_on_unreachable") and not data.get("ignore_errors"):
             if host.failure is None:
                 host.failure = TaskFailure(
@@ -159,6 +164,8 @@ class RolloutResult:
                 node.text = host.failure.message
             elif not host.succeeded:
                 ET.SubElement(case, "failure", message=host.status)
+            if host.warnings:
+                ET.SubElement(case, "system-err").text = "\n".join(f"WARNING: {w}" for w in host.warnings)
         if self.error:
             case = ET.SubElement(suite, "testcase", classname=self.playbook, name="run")
             ET.SubElement(case, "error", message="playbook run failed").text = self.error
@@ -178,15 +185,16 @@ class RolloutResult:
 
 
 def failure_message(res: dict[str, Any]) -> str:
-    """ansible's own message for a failed task; falls back to stderr or the return code."""
+    """ansible's own message for a failed task; falls back to stderr or the return code. A loop's own
+    msg is "One or more items failed": the failed items carry the role's messages."""
+    items = [failure_message(item) for item in res.get("results") or []
+             if isinstance(item, dict) and item.get("failed")]
+    if items:
+        return "\n".join(items)
     for key in ("msg", "stderr", "reason"):
         value = res.get(key)
         if value:
             return str(value).strip()
-    if "results" in res:  # a loop: the first failed item carries the message
-        for item in res["results"]:
-            if isinstance(item, dict) and item.get("failed"):
-                return failure_message(item)
     return f"rc={res['rc']}" if "rc" in res else "failed"
 
 

@@ -20,6 +20,7 @@ import os
 import re
 import shlex
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -127,6 +128,11 @@ def ansible_env(content: Path) -> dict[str, str]:
         "ANSIBLE_NOCOLOR": "True",  # the saved stdout is shown to people on a failed run
         "ANSIBLE_AGNOSTIC_BECOME_PROMPT": "True",  # BECOME_PROMPT whatever the become method
     }
+    # The ansible-* programs of this interpreter's environment (a venv's bin/), also when that
+    # environment is not on PATH: `.venv/bin/horovod-cluster` works without activating the venv.
+    tools = Path(sys.executable).parent
+    if (tools / "ansible-playbook").is_file():
+        env["PATH"] = os.pathsep.join([str(tools), os.environ.get("PATH", os.defpath)])
     cfg = content / "ansible.cfg"
     if cfg.is_file():
         env["ANSIBLE_CONFIG"] = str(cfg)

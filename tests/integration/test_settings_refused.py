@@ -1,0 +1,271 @@
+"""Issue 15: the variables a user gives are checked as written, on the controller, by preflight's decide step
+(so `plan` and plain `ansible-playbook site.yml` refuse them before any host changes), naming the host, the
+variable and the allowed values or form; a misspelt name is a warning naming the closest real one; and every
+value the project's own inventories and molecule scenarios use passes.
+
+One plan run covers every case: each case is a host of its own with the recorded facts of cpu-debian12.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ansible_run import PLAN_INVENTORY, REPO, ansible_playbook_json, plan_preflight
+
+FACTS = PLAN_INVENTORY.parent.parent / "facts"
+OTHER_VERSION = "0.28.0"
+PINNED = {"horovod_sdist_url": "https://example.invalid/h.tar.gz", "horovod_sdist_sha256": "0" * 64}
+
+# case -> (host vars, fragments the refusal must hold: the variable, the value, the allowed form)
+CASES = {
+    "bool-int": ({"horovod_force_rebuild": 2},
+                 ["horovod_force_rebuild is the number 2", "allowed: true or false"]),
+    "bool-typo": ({"python_env_offline": "ture"},
+                  ["python_env_offline is the string 'ture'", "allowed: true or false"]),
+    "unquoted-3.10": ({"python_env_python_version": 3.10},
+                      ["python_env_python_version is the number 3.1", 'quoted as written ("3.10", not 3.10)']),
+    "string-for-list": ({"horovod_frameworks": "pytorch"},
+                        ["horovod_frameworks is the string 'pytorch'", "allowed: a list"]),
+    "list-item-type": ({"horovod_cuda_cc_list": [8.6]},
+                       ["horovod_cuda_cc_list item 1 is the number 8.6", "allowed: a string"]),
+    "int-not-number": ({"horovod_make_jobs": "many"}, ["horovod_make_jobs is the string 'many'", "a whole number"]),
+    "dict-for-str": ({"horovod_ca_bundle": {"path": "/x"}}, ["horovod_ca_bundle is a mapping", "allowed: a string"]),
+    "choices": ({"horovod_source": "svn"}, ["horovod_source is 'svn'", "allowed values: pypi, git, path"]),
+    "version-trailing-junk": ({"horovod_version": "0.28.1.post1; rm", **PINNED},
+                              ["horovod_version is '0.28.1.post1; rm'", "allowed: a release like 0.28.1"]),
+    "torch-version-form": ({"python_env_torch_version": "2.13"},
+                           ["python_env_torch_version is '2.13'", "a release like 2.13.0"]),
+    "sha256-form": ({**PINNED, "horovod_sdist_sha256": "abc", "horovod_version": OTHER_VERSION},
+                    ["horovod_sdist_sha256 is 'abc'", "64 lowercase hex digits"]),
+    "cmake-hashes-form": ({"cmake_pip_hashes": ["sha256:1234"]},
+                          ["cmake_pip_hashes has the item 'sha256:1234'", "a list of sha256 values"]),
+    "pins-together": ({"horovod_version": OTHER_VERSION},
+                      [f"horovod_version is '{OTHER_VERSION}'", "horovod_sdist_url and horovod_sdist_sha256 are still "
+                       "the defaults, made for horovod_version 0.28.1",
+                       "allowed: set horovod_version, horovod_sdist_url, horovod_sdist_sha256 together"]),
+    "pins-half": ({"horovod_version": OTHER_VERSION, "horovod_sdist_url": "https://example.invalid/h.tar.gz"},
+                  ["horovod_sdist_sha256 is still the default, made for horovod_version 0.28.1"]),
+    "cmake-pin": ({"cmake_pip_version": "3.30.0"}, ["cmake_pip_version is '3.30.0'", "cmake_pip_hashes is still"]),
+    "ca-bundle-missing": ({"hvc_ca_bundle": "/nonexistent/ca.pem"},
+                          ["hvc_ca_bundle is '/nonexistent/ca.pem', which is not a file on the controller"]),
+    "serial-zero": ({"hvc_serial": 0}, ["hvc_serial is 0", "allowed: a positive number of hosts per batch"]),
+    "serial-word": ({"hvc_serial": "abc"}, ["hvc_serial is 'abc'", "a percentage 1%-100%"]),
+    "serial-percent": ({"hvc_serial": "150%"}, ["hvc_serial is '150%'"]),
+    "max-fail": ({"hvc_max_fail_percentage": "lots"}, ["hvc_max_fail_percentage is the string 'lots'"]),
+}
+# Values that must pass (each a host too): the forms people write.
+ACCEPTED = {
+    "ok-bool-words": {"horovod_force_rebuild": "yes", "python_env_offline": "false", "horovod_verify": 1},
+    "ok-int-string": {"horovod_make_jobs": "4", "hvc_serial": "2,50%", "hvc_max_fail_percentage": 20},
+    "ok-serial-list": {"hvc_serial": [1, "30%"]},
+    "ok-pins": {"horovod_version": OTHER_VERSION, **PINNED},
+    "ok-git": {"horovod_version": "0.28.2", "horovod_source": "git", "horovod_git_commit": "a" * 40},
+    "ok-quoted": {"python_env_python_version": "3.10", "python_env_torch_version": ""},
+}
+MISSPELT = {"horovod_verison": ("0.28.1", "horovod_version"), "python_env_manger": ("conda", "python_env_manager"),
+            "hostfile_slot": (2, "hostfile_slots")}
+
+
+def _facts_dir(tmp_path: Path, hosts) -> Path:
+    facts = tmp_path / "facts"
+    facts.mkdir()
+    for host in hosts:
+        shutil.copy(FACTS / "cpu-debian12.json", facts / f"{host}.json")
+    return facts
+
+
+def _inventory(tmp_path: Path, hosts: dict) -> Path:
+    inv = tmp_path / "hosts.yml"
+    inv.write_text(yaml.safe_dump({"all": {
+        "vars": {"hvc_facts_dir": str(_facts_dir(tmp_path, hosts)), "ansible_connection": "ssh",
+                 "ansible_ssh_executable": "/nonexistent/plan-must-not-connect"},
+        "children": {"cluster": {"hosts": {h: dict(v, ansible_host=f"{h}.invalid") for h, v in hosts.items()}}}}}))
+    return inv
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("settings")
+    hosts = {**{f"bad-{c}": v for c, (v, _) in CASES.items()}, **ACCEPTED,
+             "misspelt": {name: value for name, (value, _) in MISSPELT.items()}}
+    # 3.10 must reach the inventory as YAML's float, as a user's unquoted value does
+    inv = _inventory(tmp, hosts)
+    assert "python_env_python_version: 3.1\n" in inv.read_text()
+    return plan_preflight(inv)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_refused_in_plan_naming_the_variable(run, case):
+    host = f"bad-{case}"
+    assert run.stats[host]["failures"] == 1 and run.stats[host]["unreachable"] == 0
+    message = run.failure_messages(host)
+    assert f"host {host}: " in message
+    for fragment in CASES[case][1]:
+        assert fragment in message, f"{fragment!r} not in:\n{message}"
+    assert run.plan[host]["preflight"]["action"] == "fail"
+    # exactly the one finding: the check does not trip over the case's other (good) values
+    assert len(run.plan[host]["preflight"]["errors"]) == 1, run.plan[host]["preflight"]["errors"]
+
+
+@pytest.mark.parametrize("host", [*ACCEPTED, "misspelt"])
+def test_accepted(run, host):
+    assert run.stats[host]["failures"] == 0, run.failure_messages(host)
+    assert run.plan[host]["preflight"]["action"] == "pass"
+
+
+def test_misspelt_names_warn_with_the_closest_name(run):
+    assert run.rc == 2 and run.changed() == 0
+    warnings = [w for h, _, r in run.results() if h == "misspelt" for w in r.get("warnings", [])]
+    for name, (_, real) in MISSPELT.items():
+        assert any(f"{name} is not a variable of any role nor a project setting; did you mean {real}?" in w
+                   for w in warnings), warnings
+    others = [w for h, _, r in run.results() if h != "misspelt" for w in r.get("warnings", [])]
+    assert not [w for w in others if "not a variable" in w], others
+
+
+# Every value the project's own inventories and scenarios give passes the check, without a warning.
+def _molecule_inventories(tmp_path: Path):
+    for scenario in sorted((REPO / "molecule").glob("*/molecule.yml")):
+        data = yaml.safe_load(re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", scenario.read_text()))
+        inventory = (data.get("provisioner") or {}).get("inventory") or {}
+        hosts = {p["name"]: {} for p in data.get("platforms") or []}
+        for name, values in (inventory.get("host_vars") or {}).items():
+            hosts.setdefault(name, {}).update(values or {})
+        groups = {}
+        for platform in data.get("platforms") or []:
+            for group in platform.get("groups") or []:
+                groups.setdefault(group, {"hosts": {}})["hosts"][platform["name"]] = {}
+        for group, values in (inventory.get("group_vars") or {}).items():
+            if group != "all":
+                groups.setdefault(group, {"hosts": {}})["vars"] = values
+        folder = tmp_path / scenario.parent.name
+        folder.mkdir()
+        path = folder / "hosts.yml"
+        path.write_text(yaml.safe_dump({"all": {"vars": (inventory.get("group_vars") or {}).get("all") or {},
+                                                "hosts": hosts, "children": groups}}))
+        yield scenario.parent.name, path
+
+
+def test_project_inventories_and_scenarios_pass(tmp_path):
+    sandbox = tmp_path / "sandbox"
+    sandbox.mkdir()
+    (sandbox / "group_vars").symlink_to(REPO / "inventories" / "sandbox" / "group_vars")
+    (sandbox / "hosts.yml").write_text("all:\n  children:\n    cluster:\n      hosts:\n        node-1:\n")
+    sources = [("lab", REPO / "inventories" / "lab"), ("sandbox", sandbox), ("plan fixture", PLAN_INVENTORY),
+               *_molecule_inventories(tmp_path)]
+    play = tmp_path / "play.yml"
+    play.write_text(json.dumps([{"name": "Check", "hosts": "all", "gather_facts": False, "tasks": [{
+        "name": "Findings", "ansible.builtin.debug": {"msg": "{{ hostvars[inventory_hostname] | hvc_settings_findings("
+                                                      "inventory_hostname, '%s', {'patterns': patterns, 'pins': pins, "
+                                                      "'controller_files': files}) }}" % (REPO / "roles")}}]}]))
+    rules = yaml.safe_load((REPO / "roles" / "preflight" / "defaults" / "main.yml").read_text())
+    extra = json.dumps({"patterns": rules["preflight_patterns"], "pins": rules["preflight_pins"],
+                        "files": rules["preflight_controller_files"]})
+    checked = 0
+    for name, source in sources:
+        run = ansible_playbook_json([play, "-i", source, "-e", extra, "-e", "ansible_connection=local"])
+        assert run.rc == 0, (name, run.stderr)
+        for host, _, result in run.results():
+            assert result["msg"] == {"errors": [], "warnings": []}, (name, host, result["msg"])
+            checked += 1
+    assert checked >= 15
+
+
+def test_loop_refusal_reaches_the_plan_as_the_role_wrote_it():
+    """python_env checks its variables with asserts in a loop: the plan (and the CLI's reports, through
+    results.failure_message) carry the failed item's message, not ansible's "One or more items failed"."""
+    from horovod_cluster.results import failure_message
+
+    run = plan_preflight(PLAN_INVENTORY, "--limit", "cpu-debian12",
+                         extra_vars={"hvc_plan_roles": ["preflight", "python_env"], "python_env_offline": True,
+                                     "python_env_wheelhouse": ""})
+    assert run.rc == 2
+    plan = run.plan["cpu-debian12"]["python_env"]
+    assert plan["action"] == "fail"
+    assert "python_env_offline is true but python_env_wheelhouse is empty" in plan["reason"]
+    assert "One or more items failed" not in plan["reason"]
+    failed = [r for h, _, r in run.results() if h == "cpu-debian12" and r.get("results")
+              and any(i.get("failed") for i in r["results"])]
+    assert failed and failed[0]["msg"] == "One or more items failed"
+    assert "python_env_offline is true but python_env_wheelhouse is empty" in failure_message(failed[0])
+
+
+def _shape_run(tmp_path, inventory: dict):
+    def walk(group):
+        yield from group.get("hosts", {})
+        for child in group.get("children", {}).values():
+            yield from walk(child)
+
+    hosts = sorted(set(walk(inventory["all"])))
+    inventory["all"]["vars"] = {"hvc_facts_dir": str(_facts_dir(tmp_path, hosts)), "ansible_connection": "ssh",
+                                "ansible_ssh_executable": "/nonexistent/plan-must-not-connect"}
+    path = tmp_path / "hosts.yml"
+    path.write_text(yaml.safe_dump(inventory))
+    return plan_preflight(path)
+
+
+def test_inventory_shape_refused_in_plan(tmp_path):
+    """Two platform groups, addresses differing only in case (and a root dot), in one inventory."""
+    run = _shape_run(tmp_path, {"all": {"children": {"cluster": {"children": {
+        "cpu_nodes": {"hosts": {"a": {"ansible_host": "Node1.lab.example"}, "both": {"ansible_host": "both.invalid"}}},
+        "pis": {"hosts": {"b": {"ansible_host": "node1.LAB.example."}, "both": {}}}}}}}})
+    assert run.rc == 2 and run.changed() == 0
+    assert "host both: is in the platform groups cpu_nodes and pis; allowed: exactly one of " \
+           "preflight_platform_groups" in run.failure_messages("both")
+    assert "host a: ansible_host Node1.lab.example is also the address of b" in run.failure_messages("a")
+    assert "host b: ansible_host node1.LAB.example. is also the address of a" in run.failure_messages("b")
+
+
+@pytest.mark.parametrize("shape", ["no cluster group", "empty cluster group"])
+def test_inventory_without_cluster_refused_in_plan(tmp_path, shape):
+    inventory = {"all": {"hosts": {"a": {"ansible_host": "a.invalid"}}}}
+    if shape == "empty cluster group":
+        inventory["all"]["children"] = {"cluster": {"hosts": {}}}
+    run = _shape_run(tmp_path, inventory)
+    assert run.rc == 2
+    assert "host a: the inventory has no `cluster` group or it is empty" in run.failure_messages("a")
+    assert "preflight" in run.plan["a"] and run.plan["a"]["preflight"]["action"] == "fail"
+
+
+# Known-bad combinations, refused in plan by horovod's decide step (the compatibility matrix), with the versions
+# python_env will install when nothing is installed yet to ask: one full plan run, a host per case.
+TF = {"horovod_frameworks": ["pytorch", "tensorflow"]}
+COMBOS = {
+    "torch-9.9.9": ({"python_env_torch_version": "9.9.9"},
+                    ["[torch-newer-than-tested]", "pin python_env_torch_version to 2.13.0 or 2.14.1"]),
+    "tf-unpinned": (TF, ["horovod_frameworks lists tensorflow without a version",
+                         "an item tensorflow==2.15.1 in python_env_pip_packages"]),
+    "tf-2.16.1": ({**TF, "python_env_pip_packages": ["tensorflow==2.16.1"]},
+                  ["[tensorflow-2.16]", "drop tensorflow from horovod_frameworks"]),
+}
+COMBOS_OK = {"tf-2.15.1": {**TF, "python_env_pip_packages": ["tensorflow==2.15.1"]},
+             "torch-2.14.1": {"python_env_torch_version": "2.14.1"}}
+
+
+@pytest.fixture(scope="module")
+def combos(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("combos")
+    inv = _inventory(tmp, {**{c: v for c, (v, _) in COMBOS.items()}, **COMBOS_OK})
+    return ansible_playbook_json([REPO / "playbooks" / "plan.yml", "-i", inv])
+
+
+@pytest.mark.parametrize("case", COMBOS)
+def test_known_bad_combination_refused_in_plan(combos, case):
+    plan = combos.plan[case]
+    assert plan["horovod"]["action"] == "fail", plan["horovod"]
+    for fragment in COMBOS[case][1]:
+        assert fragment in plan["horovod"]["reason"], plan["horovod"]["reason"]
+    assert combos.stats[case]["failures"] == 1 and combos.changed() == 0
+
+
+@pytest.mark.parametrize("case", COMBOS_OK)
+def test_good_combination_planned(combos, case):
+    assert combos.stats[case]["failures"] == 0, combos.failure_messages(case)
+    assert combos.plan[case]["horovod"]["action"] in ("build", "install_wheel")  # one builder per platform key
+    # the pinned torch (>= 2.13) is known in plan now: the C++ standard fix shows
+    assert "cxx20" in combos.plan[case]["horovod"]["fixes"] or case != "torch-2.14.1"

@@ -1,0 +1,87 @@
+"""The table of refusals in docs/refusals.md, generated from the tests' own case tables (so a case that is
+added, renamed or removed changes the table, and tests/unit/test_refusals_table.py notices a stale copy).
+
+    python tests/refusals.py > docs/refusals.md
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+for folder in (HERE, HERE / "integration"):
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+
+import test_injection_refused as injection  # noqa: E402
+import test_preflight_bad_input as bad_input  # noqa: E402
+import test_settings_refused as settings  # noqa: E402
+
+# Tests that are one refusal each (no case table): (what, where, test).
+SINGLE = [
+    ("two hosts with one address (also differing only in case or a root dot)", "preflight",
+     "test_preflight_bad_input.py::test_duplicate_addresses_name_both_hosts, "
+     "test_settings_refused.py::test_inventory_shape_refused_in_plan"),
+    ("a host in two platform groups", "preflight", "test_settings_refused.py::test_inventory_shape_refused_in_plan"),
+    ("no `cluster` group, or an empty one", "preflight",
+     "test_settings_refused.py::test_inventory_without_cluster_refused_in_plan"),
+    ("a host name given twice in a YAML inventory", "ansible.cfg duplicate_dict_key",
+     "test_cli_outside_venv.py::test_host_listed_twice_is_refused"),
+    ("a value of the wrong type in the preflight role's own options", "argument spec",
+     "test_preflight_bad_input.py::test_argument_spec_refuses_wrong_type"),
+]
+
+
+def _first(fragments):
+    return fragments[0].replace("|", "\\|")
+
+
+def rows() -> list[tuple[str, str, str, str]]:
+    """(what is refused, who refuses it, the message (a fragment), the test)."""
+    out = []
+    for case, _, host, _, fragments in bad_input.RECORDED_CASES:
+        out.append((case, "preflight", _first(fragments[1:] or fragments),
+                    f"test_preflight_bad_input.py::test_refused_over_recorded_facts[{case}]"))
+    for extra, fragments in bad_input.LOCAL_CASES:
+        name = next(iter(extra))
+        out.append((f"{name} on a real host (apply and check mode)", "preflight", _first(fragments),
+                    f"test_preflight_bad_input.py::test_refused_on_a_real_host[{name}]"))
+    for case, (_, fragments) in settings.CASES.items():
+        out.append((case.replace("-", " "), "preflight (settings)", _first(fragments),
+                    f"test_settings_refused.py::test_refused_in_plan_naming_the_variable[{case}]"))
+    for case, (_, fragments) in settings.COMBOS.items():
+        out.append((f"combination {case}", "horovod decide", _first(fragments),
+                    f"test_settings_refused.py::test_known_bad_combination_refused_in_plan[{case}]"))
+    for variable, (role, _, _) in injection.CASES.items():
+        out.append((f"$(...), backticks, ; or a newline in {variable}", f"{role} decide", variable,
+                    "test_injection_refused.py::test_refused_in_decide_naming_the_variable"))
+    for case in injection.EXTRA:
+        out.append((f"non-ASCII {case.split(':')[0]}", "hostfile decide", case.split(":")[0],
+                    "test_injection_refused.py::test_refused_in_decide_naming_the_variable"))
+    for what, who, test in SINGLE:
+        out.append((what, who, "", test))
+    return out
+
+
+def markdown() -> str:
+    table = rows()
+    lines = [
+        "# Refusals",
+        "",
+        "Bad input refused before any host changes (by `horovod-cluster plan`, `playbooks/plan.yml` and",
+        "`site.yml`'s preflight stage), each naming the host, the variable and what is allowed. Generated from the",
+        "tests' case tables by `python tests/refusals.py > docs/refusals.md`; every row is a test under",
+        "`tests/integration/`.",
+        "",
+        f"**{len(table)} refusals.**",
+        "",
+        "| # | refused | by | message (part) | test |",
+        "|---|---|---|---|---|",
+    ]
+    for number, (what, who, message, test) in enumerate(table, 1):
+        lines.append(f"| {number} | {what} | {who} | {message and '`' + message + '`'} | `{test}` |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.stdout.write(markdown())

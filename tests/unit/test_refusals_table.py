@@ -1,0 +1,19 @@
+"""docs/refusals.md is what tests/refusals.py makes of the tests' case tables now, and the README's count matches."""
+from __future__ import annotations
+
+import re
+
+import refusals
+from ansible_run import REPO
+
+
+def test_refusals_table_is_current():
+    assert (REPO / "docs" / "refusals.md").read_text() == refusals.markdown(), \
+        "stale: run python tests/refusals.py > docs/refusals.md"
+
+
+def test_readme_states_the_count():
+    count = len(refusals.rows())
+    assert count >= 50
+    text = " ".join((REPO / "README.md").read_text().split())
+    assert re.search(rf"\[docs/refusals\.md\]\(docs/refusals\.md\) lists the {count} refusals", text), count
