@@ -73,7 +73,8 @@ else
   side_lane >"$side_log" 2>&1 &
   side_pid=$!
   set +m
-  trap 'kill -- -"$side_pid" 2>/dev/null; rm -f "$caches_ready"' EXIT
+  # (|| true: under set -e a failing command in the EXIT trap would become the script's exit code)
+  trap 'kill -- -"$side_pid" 2>/dev/null || true; rm -f "$caches_ready"' EXIT
   side_start=$SECONDS
   stage molecule-amd64 run_lane "${AMD64_FIRST[@]}"
   touch "$caches_ready"
