@@ -122,3 +122,26 @@ def test_lab_inventory_parses():
     hostvars = inventory["_meta"]["hostvars"]
     addresses = [v["ansible_host"] for v in hostvars.values()]
     assert len(addresses) == len(set(addresses))
+
+
+def test_plan_gives_each_host_the_key_the_rollout_builds(full_plan):
+    """horovod's decide step reads the other roles' published results (hvc_<role>), which their own
+    decide steps set: a GPU host's plan names the CUDA/NCCL build, an MPI host the MPI series, and the
+    interpreter is the environment python_env will make (conda on the GPU host)."""
+    keys = {host: full_plan.plan[host]["horovod"]["platform_key"] for host in FIXTURE_HOSTS}
+    assert keys["gpu-ubuntu2404"] == "hvd0.28.1-ubuntu24-x86_64-py3.11-cuda13.0-sm80-gpuopsnccl-mpi4"
+    assert keys["cpu-debian12"] == "hvd0.28.1-debian12-x86_64-py3.11-cpu-gpuopsnone-mpi4"
+    assert keys["mac-m2"].endswith("-cpu-gpuopsnone-mpi5")  # Homebrew's Open MPI 5
+    gpu = full_plan.plan["gpu-ubuntu2404"]["horovod"]
+    assert gpu["build_env"]["HOROVOD_GPU_OPERATIONS"] == "NCCL"
+    assert gpu["build_env"]["HOROVOD_CUDA_HOME"] == full_plan.plan["gpu-ubuntu2404"]["cuda_toolkit"]["home"]
+    assert gpu["build_env"]["HOROVOD_NCCL_HOME"] == full_plan.plan["gpu-ubuntu2404"]["nccl"]["home"]
+    assert gpu["marker"].startswith(full_plan.plan["gpu-ubuntu2404"]["python_env"]["env_path"] + "/")
+
+
+def test_lab_gpu_operations_nccl_plans(tmp_path):
+    """The lab inventory sets horovod_gpu_operations: NCCL for its GPU hosts; the plan takes it."""
+    run = run_playbook("plan.yml", PLAN_INVENTORY, "--limit", "gpu-ubuntu2404",
+                       "-e", "horovod_gpu_operations=NCCL")
+    assert run.rc == 0, run.stderr
+    assert "-cuda13.0-sm80-gpuopsnccl-" in run.plan["gpu-ubuntu2404"]["horovod"]["platform_key"]

@@ -1,0 +1,88 @@
+"""The contract between roles (docs/architecture.md): each role has a decide entry point, its decide
+step publishes one result, hvc_<role>, with the plan in it, and playbooks read no role's private
+(__-prefixed) names."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+ROLES = sorted(p.name for p in (REPO / "roles").iterdir() if (p / "tasks" / "main.yml").is_file())
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_role_has_a_decide_entry_point(role):
+    specs = yaml.safe_load((REPO / "roles" / role / "meta" / "argument_specs.yml").read_text())["argument_specs"]
+    assert {"main", "decide"} <= set(specs), f"{role}: entry points {sorted(specs)}"
+    assert (REPO / "roles" / role / "tasks" / "decide.yml").is_file()
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_decide_publishes_the_roles_result_with_its_plan(role):
+    tasks = yaml.safe_load((REPO / "roles" / role / "tasks" / "decide.yml").read_text())
+    published = [t for t in tasks if f"hvc_{role}" in (t.get("ansible.builtin.set_fact") or {})]
+    if role == "horovod_check":  # its results exist after the run; decide sets the plan they come from
+        assert any("__horovod_check_plan" in (t.get("ansible.builtin.set_fact") or {}) for t in tasks)
+        main = (REPO / "roles" / role / "tasks" / "main.yml").read_text()
+        assert "hvc_horovod_check:" in main and "plan: \"{{ __horovod_check_plan }}\"" in main
+        return
+    assert published, f"roles/{role}/tasks/decide.yml does not publish hvc_{role}"
+    value = published[-1]["ansible.builtin.set_fact"][f"hvc_{role}"]
+    text = value if isinstance(value, str) else yaml.safe_dump(value)
+    if text.strip() == f"{{{{ __{role}_result }}}}":
+        result = yaml.safe_load((REPO / "roles" / role / "vars" / "main.yml").read_text())[f"__{role}_result"]
+        assert result["plan"] == f"{{{{ __{role}_plan }}}}"
+    else:
+        assert value["plan"] == f"{{{{ __{role}_plan }}}}"
+
+
+def test_playbooks_read_no_private_names():
+    private = re.compile(r"__(" + "|".join(ROLES) + r")_[a-z_]+")
+    found = [f"{p.relative_to(REPO)}:{n}: {line.strip()}"
+             for p in sorted((REPO / "playbooks").rglob("*.yml")) + [REPO / "site.yml"]
+             for n, line in enumerate(p.read_text().splitlines(), 1) if private.search(line)]
+    assert found == []
+
+
+def test_roles_read_other_roles_only_through_their_results():
+    """A role's files name another role's private variables nowhere (its hvc_<role> is the interface)."""
+    found = []
+    for role in ROLES:
+        others = [r for r in ROLES if r != role and not r.startswith(role + "_") and not role.startswith(r + "_")]
+        pattern = re.compile(r"\b__(" + "|".join(others) + r")_[a-z_]+")
+        for path in sorted((REPO / "roles" / role).rglob("*.yml")):
+            for n, line in enumerate(path.read_text().splitlines(), 1):
+                if pattern.search(line):
+                    found.append(f"{path.relative_to(REPO)}:{n}: {line.strip()}")
+    assert found == []
+
+
+def _applied_roles(tasks) -> list[str]:
+    """Roles a task list applies whole (include_role/import_role without another tasks_from)."""
+    names = []
+    for task in tasks or []:
+        names += _applied_roles(task.get("block")) + _applied_roles(task.get("rescue"))
+        for key in ("ansible.builtin.include_role", "ansible.builtin.import_role"):
+            if key in task and task[key].get("tasks_from", "main") == "main":
+                names.append(task[key]["name"])
+    return names
+
+
+def _site_roles() -> list[str]:
+    """The roles site.yml applies, in order (its imported playbooks' roles and whole-role includes)."""
+    order: list[str] = []
+    for entry in yaml.safe_load((REPO / "site.yml").read_text()):
+        for play in yaml.safe_load((REPO / entry["ansible.builtin.import_playbook"]).read_text()):
+            names = [r["role"] if isinstance(r, dict) else r for r in play.get("roles", [])]
+            names += _applied_roles(play.get("tasks"))
+            order += [n for n in names if n not in order]
+    return order
+
+
+def test_plan_runs_the_decide_steps_in_site_order():
+    plan = yaml.safe_load((REPO / "playbooks" / "plan.yml").read_text())[0]["vars"]["hvc_plan_roles"]
+    site = [r for r in _site_roles() if r != "horovod_check"]
+    assert plan == site
