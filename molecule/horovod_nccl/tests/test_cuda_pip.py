@@ -86,3 +86,12 @@ def test_nccl_header_and_library_found(host):
     rc, code, header = run.stdout.split()
     assert header == f["nccl_version"] == "2.27.7"
     assert code == "22707"
+
+
+def test_one_ca_copy_on_the_host(host):
+    """python_env, cuda_toolkit (pip), nccl (pip) and horovod all download through the CA bundle
+    (cluster_ca_bundle): the host holds one copy of it, at cluster_ca_dest, and pip's --cert names it."""
+    copies = host.check_output("find /opt /root /var/tmp -name 'ca-bundle*' -type f").split()
+    assert copies == ["/opt/horovod/ca-bundle.pem"]
+    controller = open("/etc/ssl/certs/ca-certificates.crt").read()
+    assert host.file("/opt/horovod/ca-bundle.pem").content_string == controller
