@@ -57,8 +57,10 @@ def known_names(roles_dir):
         for top in (roles_dir, os.path.join(os.path.dirname(roles_dir), "playbooks")):
             for folder, _, files in os.walk(top):
                 for name in files:
-                    if name.endswith((".yml", ".yaml", ".j2", ".py")):
-                        with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as handle:
+                    # links point at files read here anyway (or, playbooks/filter_plugins, at plugins/filter)
+                    path = os.path.join(folder, name)
+                    if name.endswith((".yml", ".yaml", ".j2", ".py")) and not os.path.islink(path):
+                        with open(path, encoding="utf-8", errors="replace") as handle:
                             names.update(_NAME_RE.findall(handle.read()))
         _CACHE[key] = names
     return _CACHE[key]

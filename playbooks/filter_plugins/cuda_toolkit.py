@@ -1,0 +1,1 @@
+../../roles/cuda_toolkit/filter_plugins/cuda_toolkit.py

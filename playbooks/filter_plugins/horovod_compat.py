@@ -1,0 +1,1 @@
+../../plugins/filter/horovod_compat.py

@@ -1,0 +1,1 @@
+../../plugins/filter/hvc_settings.py
