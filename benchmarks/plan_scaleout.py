@@ -45,7 +45,7 @@ def groups_with_hosts(node: dict, found: list[dict] | None = None) -> list[dict]
 def paper_cluster(count: int, folder: Path) -> tuple[Path, Path]:
     """An inventory of `count` hosts (round robin over the fixture hosts) and its facts folder."""
     inventory = yaml.safe_load(FIXTURE_INVENTORY.read_text())
-    inventory["all"]["vars"].pop("hvc_facts_dir", None)  # passed as facts_dir instead
+    inventory["all"]["vars"].pop("cluster_facts_dir", None)  # passed as facts_dir instead
     groups = groups_with_hosts(inventory["all"])
     slots = [(group, name, hostvars) for group in groups for name, hostvars in group["hosts"].items()]
     for group in groups:

@@ -101,7 +101,7 @@ def run_playbook(playbook: str, inventory, *args: str, extra_vars: dict | None =
 def plan_preflight(inventory, *args, extra_vars=None) -> Run:
     """plan.yml with only the preflight decide step, over recorded facts."""
     return run_playbook("plan.yml", inventory, *args,
-                        extra_vars={"hvc_plan_roles": ["preflight"], **(extra_vars or {})})
+                        extra_vars={"cluster_plan_roles": ["preflight"], **(extra_vars or {})})
 
 
 def local_inventory(folder: Path, hosts: dict | None = None) -> Path:

@@ -23,6 +23,15 @@ import yaml
 
 UNDEFINED = "__hvc_undefined__"
 # What ansible.module_utils.parsing.convert_bool accepts, as written in an inventory.
+# Settings that were renamed: given under the old name they would be ignored without a word, so they
+# are refused with the new one. hvc_ names are the roles' published results; project-wide settings and
+# the one CA bundle live in roles/cluster_defaults.
+RENAMED = {
+    **{"hvc_" + n: "cluster_" + n for n in ("serial", "max_fail_percentage", "facts_dir", "record_dir",
+                                           "plan_roles", "check_smoke", "check_bench", "check_python")},
+    **{n: "cluster_ca_bundle" for n in ("hvc_ca_bundle", "python_env_ca_bundle", "cuda_toolkit_pip_ca_bundle",
+                                        "nccl_pip_ca_bundle", "horovod_ca_bundle")},
+}
 _BOOL_WORDS = {"yes", "no", "true", "false", "on", "off", "1", "0", "y", "n", "t", "f"}
 _SERIAL_PART = re.compile(r"\A(?:[1-9][0-9]*|(?:[1-9][0-9]?|100)%)\Z")
 _NAME_RE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
@@ -144,7 +153,7 @@ def _pattern_errors(host, name, value, pattern, form):
 
 
 def serial_error(value):
-    """ansible's serial as the plays take it from hvc_serial: a positive number, 1-100%, or a list of them."""
+    """ansible's serial as the plays take it from cluster_serial: a positive number, 1-100%, or a list of them."""
     parts = value if isinstance(value, (list, tuple)) else str(value).split(",")
     if isinstance(value, bool) or not parts or not all(_SERIAL_PART.match(str(p).strip()) for p in parts):
         return "is %r; allowed: a positive number of hosts per batch, a percentage 1%%-100%%, or a list of them" \
@@ -163,6 +172,10 @@ def settings_findings(given, host, roles_dir, rules=None):
     for name in sorted(given):
         value = given[name]
         if name.startswith(("_", "ansible_")) or value == UNDEFINED:
+            continue
+        if name in RENAMED:
+            errors.append("host %s: %s is no longer read; allowed: %s (roles/cluster_defaults), the same value"
+                          % (host, name, RENAMED[name]))
             continue
         if name in specs:
             whys = [type_error(value, spec) for _, _, spec in specs[name]]
@@ -185,10 +198,10 @@ def settings_findings(given, host, roles_dir, rules=None):
         if isinstance(value, str) and value and not os.path.isfile(os.path.expanduser(value)):
             errors.append("host %s: %s is %r, which is not a file on the controller; allowed: an existing file "
                           "on the machine that runs Ansible, or empty" % (host, name, value))
-    if "hvc_serial" in given and given["hvc_serial"] != UNDEFINED:
-        why = serial_error(given["hvc_serial"])
+    if "cluster_serial" in given and given["cluster_serial"] != UNDEFINED:
+        why = serial_error(given["cluster_serial"])
         if why:
-            errors.append("host %s: hvc_serial %s" % (host, why))
+            errors.append("host %s: cluster_serial %s" % (host, why))
     return {"errors": errors, "warnings": warnings}
 
 

@@ -183,7 +183,7 @@ class Cluster:
         if facts_dir is not None:
             if not Path(facts_dir).is_dir():
                 raise UsageError(f"facts folder not found: {facts_dir}")
-            extra = {"extravars": {"hvc_facts_dir": str(Path(facts_dir).resolve())},
+            extra = {"extravars": {"cluster_facts_dir": str(Path(facts_dir).resolve())},
                      "envvars": {"ANSIBLE_CACHE_PLUGIN": "memory"}}
         run, stats = self._run("playbooks/plan.yml", limit=limit, **extra)
         return self._remember(PlanResult(hosts=stats.get("hvc_plan") or {}, run=run))
@@ -205,16 +205,16 @@ class Cluster:
         diff: bool = False,
         playbook: str = "site.yml",
     ) -> RolloutResult:
-        """Run site.yml; `serial`/`max_fail_percentage` reach the plays as hvc_serial/hvc_max_fail_percentage."""
+        """Run site.yml; `serial`/`max_fail_percentage` reach the plays as cluster_serial/cluster_max_fail_percentage."""
         extravars: dict[str, Any] = {}
         if not isinstance(serial, (str, int, type(None))):
             serial = ",".join(map(str, serial))
         if (serial := check_serial(serial)) is not None:
-            extravars["hvc_serial"] = serial
+            extravars["cluster_serial"] = serial
         if max_fail_percentage is not None:
             if not 0 <= int(max_fail_percentage) <= 100:
                 raise UsageError(f"bad max_fail_percentage {max_fail_percentage!r}: expected 0-100")
-            extravars["hvc_max_fail_percentage"] = int(max_fail_percentage)
+            extravars["cluster_max_fail_percentage"] = int(max_fail_percentage)
         run, _ = self._run(playbook, limit=limit, tags=_join(tags), skip_tags=_join(skip_tags),
                            extravars=extravars, check=check, diff=diff)
         return self._remember(run)
@@ -241,7 +241,7 @@ class Cluster:
     def check(self, smoke: bool = True, bench: bool = False, limit: str | None = None) -> CheckReport:
         """Health, versions and consistency of every host (check.yml publishes `hvc_check`)."""
         run, stats = self._run("playbooks/check.yml", limit=limit,
-                               extravars={"hvc_check_smoke": smoke, "hvc_check_bench": bench})
+                               extravars={"cluster_check_smoke": smoke, "cluster_check_bench": bench})
         return self._remember(CheckReport.from_stats(stats.get("hvc_check"), run))
 
     # -- saved results ----------------------------------------------------------------------

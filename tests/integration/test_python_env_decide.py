@@ -243,7 +243,7 @@ def test_offline_without_the_torch_wheel_fails(tmp_path):
 def test_plan_playbook_over_recorded_lab_facts():
     """playbooks/plan.yml (preflight + python_env decide) over the recorded lab hosts."""
     run = run_playbook("plan.yml", PLAN_INVENTORY, "--limit", "gpu-ubuntu2404,pi4-32,pi5-64,mac-m2",
-                       extra_vars={"hvc_plan_roles": ["preflight", "python_env"],
+                       extra_vars={"cluster_plan_roles": ["preflight", "python_env"],
                                    "python_env_manager": "conda", "python_env_torch_version": "2.13.0",
                                    "python_env_conda_sha256": {"MacOSX-arm64": "cd" * 32}})
     plans = {host: roles["python_env"] for host, roles in run.plan.items() if "python_env" in roles}

@@ -53,16 +53,20 @@ CASES = {
     "cmake-pin": ({"cmake_pip_version": "3.30.0"}, ["cmake_pip_version is '3.30.0'", "cmake_pip_hashes is still"]),
     "ca-bundle-missing": ({"cluster_ca_bundle": "/nonexistent/ca.pem"},
                           ["cluster_ca_bundle is '/nonexistent/ca.pem', which is not a file on the controller"]),
-    "serial-zero": ({"hvc_serial": 0}, ["hvc_serial is 0", "allowed: a positive number of hosts per batch"]),
-    "serial-word": ({"hvc_serial": "abc"}, ["hvc_serial is 'abc'", "a percentage 1%-100%"]),
-    "serial-percent": ({"hvc_serial": "150%"}, ["hvc_serial is '150%'"]),
-    "max-fail": ({"hvc_max_fail_percentage": "lots"}, ["hvc_max_fail_percentage is the string 'lots'"]),
+    "serial-zero": ({"cluster_serial": 0}, ["cluster_serial is 0", "allowed: a positive number of hosts per batch"]),
+    "serial-word": ({"cluster_serial": "abc"}, ["cluster_serial is 'abc'", "a percentage 1%-100%"]),
+    "serial-percent": ({"cluster_serial": "150%"}, ["cluster_serial is '150%'"]),
+    "max-fail": ({"cluster_max_fail_percentage": "lots"}, ["cluster_max_fail_percentage is the string 'lots'"]),
+    # Renamed settings: the old name would be ignored without a word, so it is refused with the new one.
+    "renamed-serial": ({"hvc_serial": 1}, ["hvc_serial is no longer read; allowed: cluster_serial"]),
+    "renamed-ca": ({"python_env_ca_bundle": "/etc/ssl/certs/ca-certificates.crt"},
+                   ["python_env_ca_bundle is no longer read; allowed: cluster_ca_bundle"]),
 }
 # Values that must pass (each a host too): the forms people write.
 ACCEPTED = {
     "ok-bool-words": {"horovod_force_rebuild": "yes", "python_env_offline": "false", "horovod_verify": 1},
-    "ok-int-string": {"horovod_make_jobs": "4", "hvc_serial": "2,50%", "hvc_max_fail_percentage": 20},
-    "ok-serial-list": {"hvc_serial": [1, "30%"]},
+    "ok-int-string": {"horovod_make_jobs": "4", "cluster_serial": "2,50%", "cluster_max_fail_percentage": 20},
+    "ok-serial-list": {"cluster_serial": [1, "30%"]},
     "ok-pins": {"horovod_version": OTHER_VERSION, **PINNED},
     "ok-git": {"horovod_version": "0.28.2", "horovod_source": "git", "horovod_git_commit": "a" * 40},
     "ok-quoted": {"python_env_python_version": "3.10", "python_env_torch_version": ""},
@@ -82,7 +86,7 @@ def _facts_dir(tmp_path: Path, hosts) -> Path:
 def _inventory(tmp_path: Path, hosts: dict) -> Path:
     inv = tmp_path / "hosts.yml"
     inv.write_text(yaml.safe_dump({"all": {
-        "vars": {"hvc_facts_dir": str(_facts_dir(tmp_path, hosts)), "ansible_connection": "ssh",
+        "vars": {"cluster_facts_dir": str(_facts_dir(tmp_path, hosts)), "ansible_connection": "ssh",
                  "ansible_ssh_executable": "/nonexistent/plan-must-not-connect"},
         "children": {"cluster": {"hosts": {h: dict(v, ansible_host=f"{h}.invalid") for h, v in hosts.items()}}}}}))
     return inv
@@ -182,7 +186,7 @@ def test_loop_refusal_reaches_the_plan_as_the_role_wrote_it():
     from horovod_cluster.results import failure_message
 
     run = plan_preflight(PLAN_INVENTORY, "--limit", "cpu-debian12",
-                         extra_vars={"hvc_plan_roles": ["preflight", "python_env"], "python_env_offline": True,
+                         extra_vars={"cluster_plan_roles": ["preflight", "python_env"], "python_env_offline": True,
                                      "python_env_wheelhouse": ""})
     assert run.rc == 2
     plan = run.plan["cpu-debian12"]["python_env"]
@@ -202,7 +206,7 @@ def _shape_run(tmp_path, inventory: dict):
             yield from walk(child)
 
     hosts = sorted(set(walk(inventory["all"])))
-    inventory["all"]["vars"] = {"hvc_facts_dir": str(_facts_dir(tmp_path, hosts)), "ansible_connection": "ssh",
+    inventory["all"]["vars"] = {"cluster_facts_dir": str(_facts_dir(tmp_path, hosts)), "ansible_connection": "ssh",
                                 "ansible_ssh_executable": "/nonexistent/plan-must-not-connect"}
     path = tmp_path / "hosts.yml"
     path.write_text(yaml.safe_dump(inventory))

@@ -45,6 +45,6 @@ def test_misspelt_name_and_known_names():
 
 def test_every_role_spec_is_read():
     specs = hs.load_specs(ROLES)
-    for name in ("horovod_version", "python_env_manager", "hostfile_slots", "cmake_method", "hvc_serial",
+    for name in ("horovod_version", "python_env_manager", "hostfile_slots", "cmake_method", "cluster_serial",
                  "preflight_patterns"):
         assert name in specs

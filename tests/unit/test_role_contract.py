@@ -83,6 +83,6 @@ def _site_roles() -> list[str]:
 
 
 def test_plan_runs_the_decide_steps_in_site_order():
-    plan = yaml.safe_load((REPO / "playbooks" / "plan.yml").read_text())[0]["vars"]["hvc_plan_roles"]
+    plan = yaml.safe_load((REPO / "playbooks" / "plan.yml").read_text())[0]["vars"]["cluster_plan_roles"]
     site = [r for r in _site_roles() if r != "horovod_check"]
     assert plan == site
