@@ -54,6 +54,9 @@ def rows() -> list[tuple[str, str, str, str]]:
     for case, (_, fragments) in settings.COMBOS.items():
         out.append((f"combination {case}", "horovod decide", _first(fragments),
                     f"test_settings_refused.py::test_known_bad_combination_refused_in_plan[{case}]"))
+    for case, (_, fragments) in settings.UNPINNED.items():
+        out.append((case, "python_env decide", _first(fragments),
+                    f"test_settings_refused.py::test_unpinned_framework_package_refused_in_plan[{case}]"))
     for variable, (role, _, _) in injection.CASES.items():
         out.append((f"$(...), backticks, ; or a newline in {variable}", f"{role} decide", variable,
                     "test_injection_refused.py::test_refused_in_decide_naming_the_variable"))

@@ -237,24 +237,40 @@ def test_inventory_without_cluster_refused_in_plan(tmp_path, shape):
 
 
 # Known-bad combinations, refused in plan by horovod's decide step (the compatibility matrix), with the versions
-# python_env will install when nothing is installed yet to ask: one full plan run, a host per case.
+# python_env will install when nothing is installed yet to ask: one full plan run, a host per case. Every host
+# pins torch 2.13.0 (as inventories/lab does) unless its case says otherwise.
 TF = {"horovod_frameworks": ["pytorch", "tensorflow"]}
 COMBOS = {
     "torch-9.9.9": ({"python_env_torch_version": "9.9.9"},
                     ["[torch-newer-than-tested]", "pin python_env_torch_version to 2.13.0 or 2.14.1"]),
+    "torch-unpinned": ({"python_env_torch_version": ""},
+                       ["horovod_frameworks lists pytorch without a version",
+                        'for pytorch, python_env_torch_version pinned (e.g. "2.13.0")']),
     "tf-unpinned": (TF, ["horovod_frameworks lists tensorflow without a version",
                          "an item tensorflow==2.15.1 in python_env_pip_packages"]),
     "tf-2.16.1": ({**TF, "python_env_pip_packages": ["tensorflow==2.16.1"]},
                   ["[tensorflow-2.16]", "drop tensorflow from horovod_frameworks"]),
 }
 COMBOS_OK = {"tf-2.15.1": {**TF, "python_env_pip_packages": ["tensorflow==2.15.1"]},
-             "torch-2.14.1": {"python_env_torch_version": "2.14.1"}}
+             "torch-2.14.1": {"python_env_torch_version": "2.14.1"},
+             "torch-pinned-in-pip-packages": {"python_env_torch_version": "", "python_env_pip_packages": ["torch==2.14.1"]}}
+# A framework in python_env_pip_packages without ==: Horovod would be built against whatever pip picks that day.
+# Refused by python_env's decide step, in the same plan run.
+UNPINNED = {
+    "torch>=2.1 in python_env_pip_packages": ({"python_env_pip_packages": ["torch>=2.1"]},
+                                              ['python_env_pip_packages lists ["torch>=2.1"] without an exact version',
+                                               "a pin with == (e.g. torch==2.13.0"]),
+    "tensorflow in python_env_pip_packages": ({**TF, "python_env_pip_packages": ["numpy==1.26.4", "TensorFlow[and-cuda]"]},
+                                              ['python_env_pip_packages lists ["TensorFlow[and-cuda]"] without an exact']),
+}
 
 
 @pytest.fixture(scope="module")
 def combos(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("combos")
-    inv = _inventory(tmp, {**{c: v for c, (v, _) in COMBOS.items()}, **COMBOS_OK})
+    cases = {**{c: v for c, (v, _) in COMBOS.items()}, **COMBOS_OK,
+             **{f"unpinned-{n}": v for n, (v, _) in enumerate(UNPINNED.values())}}
+    inv = _inventory(tmp, {c: {"python_env_torch_version": "2.13.0", **v} for c, v in cases.items()})
     return ansible_playbook_json([REPO / "playbooks" / "plan.yml", "-i", inv])
 
 
@@ -267,9 +283,21 @@ def test_known_bad_combination_refused_in_plan(combos, case):
     assert combos.stats[case]["failures"] == 1 and combos.changed() == 0
 
 
+@pytest.mark.parametrize("case", UNPINNED)
+def test_unpinned_framework_package_refused_in_plan(combos, case):
+    host = f"unpinned-{list(UNPINNED).index(case)}"
+    plan = combos.plan[host]
+    assert plan["python_env"]["action"] == "fail", plan
+    for fragment in UNPINNED[case][1]:
+        assert fragment in plan["python_env"]["reason"], plan["python_env"]["reason"]
+    assert "horovod" not in plan  # refused before any later role plans
+
+
 @pytest.mark.parametrize("case", COMBOS_OK)
 def test_good_combination_planned(combos, case):
     assert combos.stats[case]["failures"] == 0, combos.failure_messages(case)
     assert combos.plan[case]["horovod"]["action"] in ("build", "install_wheel")  # one builder per platform key
-    # the pinned torch (>= 2.13) is known in plan now: the C++ standard fix shows
-    assert "cxx20" in combos.plan[case]["horovod"]["fixes"] or case != "torch-2.14.1"
+    # the pinned torch (>= 2.13) is known in plan now: the C++ standard fix shows, and the key names it
+    if case.startswith("torch-"):
+        assert "cxx20" in combos.plan[case]["horovod"]["fixes"]
+        assert "-pytorch2.14.1" in combos.plan[case]["horovod"]["platform_key"]
