@@ -57,6 +57,9 @@ def rows() -> list[tuple[str, str, str, str]]:
     for case, (_, fragments) in settings.UNPINNED.items():
         out.append((case, "python_env decide", _first(fragments),
                     f"test_settings_refused.py::test_unpinned_framework_package_refused_in_plan[{case}]"))
+    for case, (_, _, variable) in settings.OWN_PLAYBOOK.items():
+        out.append((f"a wrong type given as a {case} in a user's own playbook", "argument spec (role start)",
+                    variable, f"test_settings_refused.py::test_role_params_and_play_vars_refused_by_argument_specs[{case}]"))
     for variable, (role, _, _) in injection.CASES.items():
         out.append((f"$(...), backticks, ; or a newline in {variable}", f"{role} decide", variable,
                     "test_injection_refused.py::test_refused_in_decide_naming_the_variable"))

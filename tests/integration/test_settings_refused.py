@@ -301,3 +301,31 @@ def test_good_combination_planned(combos, case):
     if case.startswith("torch-"):
         assert "cxx20" in combos.plan[case]["horovod"]["fixes"]
         assert "-pytorch2.14.1" in combos.plan[case]["horovod"]["platform_key"]
+
+
+# A user's own playbook can give values as role params or play vars, which the inventory-level settings check
+# above does not see. Those are refused by the role's argument specs when the role starts (Ansible's own
+# validation of the entry point), naming the variable, before any of the role's tasks runs.
+OWN_PLAYBOOK = {
+    "role param": ({"role": "horovod", "horovod_force_rebuild": 2}, {}, "horovod_force_rebuild"),
+    "play var": ({"role": "python_env"}, {"python_env_offline": "ture"}, "python_env_offline"),
+}
+
+
+@pytest.mark.parametrize("case", OWN_PLAYBOOK)
+def test_role_params_and_play_vars_refused_by_argument_specs(tmp_path, case):
+    role, play_vars, variable = OWN_PLAYBOOK[case]
+    playbook = tmp_path / "mine.yml"
+    playbook.write_text(yaml.safe_dump([{"name": "Mine", "hosts": "cluster", "gather_facts": False,
+                                         "vars": play_vars, "roles": [role]}]))
+    inventory = tmp_path / "hosts.json"
+    inventory.write_text(json.dumps({"all": {"vars": {"ansible_connection": "local"},
+                                             "children": {"cluster": {"hosts": {"localhost": {}}}}}}))
+    run = ansible_playbook_json([playbook, "-i", inventory], env={"ANSIBLE_ROLES_PATH": str(REPO / "roles")})
+    assert run.rc == 2
+    ran = [name for host, name, _ in run.results()]
+    # cluster_defaults (a dependency) is validated first; nothing but argument validation ran
+    assert ran and all("Validating arguments against arg spec 'main'" in name for name in ran), ran
+    message = run.failure_messages("localhost")
+    assert variable in message and "bool" in message, message
+    assert run.changed() == 0
