@@ -27,8 +27,6 @@ SINGLE = [
      "test_settings_refused.py::test_inventory_without_cluster_refused_in_plan"),
     ("a host name given twice in a YAML inventory", "ansible.cfg duplicate_dict_key",
      "test_cli_outside_venv.py::test_host_listed_twice_is_refused"),
-    ("an inventory that does not parse, run with plain ansible-playbook", "ansible.cfg unparsed_is_failed",
-     "test_cli_outside_venv.py::test_unparsable_inventory_fails_plain_ansible_playbook"),
     ("a value of the wrong type in the preflight role's own options", "argument spec",
      "test_preflight_bad_input.py::test_argument_spec_refuses_wrong_type"),
 ]
