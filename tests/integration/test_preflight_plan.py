@@ -2,6 +2,7 @@
 preflight role passing for real on this machine."""
 from __future__ import annotations
 
+import json
 import os
 import platform
 
@@ -58,7 +59,7 @@ IMPURE: dict[str, str] = {}
 
 @pytest.mark.parametrize("role", [
     pytest.param(r, marks=pytest.mark.xfail(reason=IMPURE[r], strict=False)) if r in IMPURE else r
-    for r in ["preflight", "cmake", "openmpi", "gloo", "python_env", "ssh_mesh", "hostfile", "cuda_toolkit",
+    for r in ["cluster_defaults", "preflight", "cmake", "openmpi", "gloo", "python_env", "ssh_mesh", "hostfile", "cuda_toolkit",
               "nccl", "horovod"]])
 def test_every_decide_step_is_pure(full_plan, role):
     """Each role's decide step plans every fixture host without reaching it (DESIGN §2)."""
@@ -145,3 +146,22 @@ def test_lab_gpu_operations_nccl_plans(tmp_path):
                        "-e", "horovod_gpu_operations=NCCL")
     assert run.rc == 0, run.stderr
     assert "-cuda13.0-sm80-gpuopsnccl-" in run.plan["gpu-ubuntu2404"]["horovod"]["platform_key"]
+
+
+def test_plan_shows_the_shared_download_settings_without_proxy_secrets(tmp_path):
+    """cluster_defaults' decide step: the plan says which proxy variables and which CA bundle each host's
+    downloads get; a proxy's credentials never reach the plan (only the variables' names do)."""
+    bundle = tmp_path / "ca.pem"
+    bundle.write_text("-----BEGIN CERTIFICATE-----\n")
+    run = run_playbook("plan.yml", PLAN_INVENTORY, "--limit", "cpu-debian12", extra_vars={
+        "cluster_plan_roles": ["cluster_defaults", "preflight"], "cluster_ca_bundle": str(bundle),
+        "proxy_env": {"https_proxy": "http://user:s3cret@proxy.invalid:3128", "no_proxy": "localhost"}})
+    assert run.rc == 0, run.failure_messages("cpu-debian12") or run.stderr[-2000:]
+    plan = run.plan["cpu-debian12"]["cluster_defaults"]
+    assert (plan["action"], plan["ca_bundle"], plan["ca_dest"]) == ("copy_ca", str(bundle), "/opt/horovod/ca-bundle.pem")
+    assert plan["proxy_variables"] == ["https_proxy", "no_proxy"]
+    assert {"PIP_CERT", "SSL_CERT_FILE", "https_proxy"} <= set(plan["download_env_variables"])
+    assert "s3cret" not in json.dumps(run.plan)
+    plain = run_playbook("plan.yml", PLAN_INVENTORY, "--limit", "cpu-debian12",
+                         extra_vars={"cluster_plan_roles": ["cluster_defaults"]}).plan["cpu-debian12"]["cluster_defaults"]
+    assert (plain["action"], plain["proxy_variables"], plain["download_env_variables"]) == ("none", [], [])

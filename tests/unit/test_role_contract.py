@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-ROLES = sorted(p.name for p in (REPO / "roles").iterdir() if (p / "tasks" / "main.yml").is_file())
+ROLES = sorted(p.name for p in (REPO / "roles").iterdir() if (p / "meta" / "argument_specs.yml").is_file())
 
 
 @pytest.mark.parametrize("role", ROLES)
@@ -71,14 +71,24 @@ def _applied_roles(tasks) -> list[str]:
     return names
 
 
+def _with_dependencies(role: str) -> list[str]:
+    """role after its meta/main.yml dependencies (which Ansible runs first)."""
+    meta = yaml.safe_load((REPO / "roles" / role / "meta" / "main.yml").read_text()) or {}
+    deps = [d["role"] if isinstance(d, dict) else d for d in meta.get("dependencies") or []]
+    return [r for dep in deps for r in _with_dependencies(dep)] + [role]
+
+
 def _site_roles() -> list[str]:
-    """The roles site.yml applies, in order (its imported playbooks' roles and whole-role includes)."""
+    """The roles site.yml applies, in order (its imported playbooks' roles and whole-role includes, each after
+    its dependencies)."""
     order: list[str] = []
     for entry in yaml.safe_load((REPO / "site.yml").read_text()):
         for play in yaml.safe_load((REPO / entry["ansible.builtin.import_playbook"]).read_text()):
             names = [r["role"] if isinstance(r, dict) else r for r in play.get("roles", [])]
             names += _applied_roles(play.get("tasks"))
-            order += [n for n in names if n not in order]
+            for name in (n for role in names for n in _with_dependencies(role)):
+                if name not in order:
+                    order.append(name)
     return order
 
 
