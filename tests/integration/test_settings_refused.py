@@ -253,7 +253,9 @@ COMBOS = {
 }
 COMBOS_OK = {"tf-2.15.1": {**TF, "python_env_pip_packages": ["tensorflow==2.15.1"]},
              "torch-2.14.1": {"python_env_torch_version": "2.14.1"},
-             "torch-pinned-in-pip-packages": {"python_env_torch_version": "", "python_env_pip_packages": ["torch==2.14.1"]}}
+             "torch-pinned-in-pip-packages": {"python_env_torch_version": "", "python_env_pip_packages": ["torch==2.14.1"]},
+             # the user's own environment: the rollout's probe asks it for its torch
+             "own-environment": {"python_env_torch_version": "", "horovod_python": "/opt/mine/bin/python"}}
 # A framework in python_env_pip_packages without ==: Horovod would be built against whatever pip picks that day.
 # Refused by python_env's decide step, in the same plan run.
 UNPINNED = {
