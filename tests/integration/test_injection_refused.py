@@ -108,7 +108,7 @@ def _cases(tmp: Path):
     env_pwned = {key: tmp / f"pwned-env-{key}" for key in ENV_VALUES}
     hosts["env-values"] = {
         "__test_case": "env-values", "__test_role": "horovod", "__test_facts": "debian12",
-        "__test_out": str(tmp / "env.json"),
+        "__test_out": str(tmp / "env.json"), "python_env_torch_version": "2.13.0",  # a plan needs torch pinned
         "horovod_build_env_overrides": {key: text.format(p=env_pwned[key]) for key, text in ENV_VALUES.items()}}
     home, cxx = "/opt/cuda$(touch {p})\ntouch {p}; `touch {p}`", "/usr/bin/g++ ; touch {p}"
     pwned["cuda-template"] = tmp / "pwned-template"
