@@ -152,10 +152,10 @@ def test_log_output_outside_a_terminal(tmp_path):
     assert "hvc-node2  FAILED  Fail where asked: echo failure on hvc-node2" in log
     for host in ("hvc-node1", "gpu-node1"):
         assert re.search(rf"^{host}  Sleep where asked  running [12]s$", log, re.M), log
-        assert f"{host}  play Echo: ok=5 changed=0 failed=0 unreachable=0 skipped=1" in log
-    assert "hvc-node2  play Echo: ok=4 changed=0 failed=1 unreachable=0 skipped=0" in log
+        assert f"{host}  play Echo: ok=5 changed=0 failed=0 unreachable=0 skipped=2" in log
+    assert "hvc-node2  play Echo: ok=4 changed=0 failed=1 unreachable=0 skipped=1" in log
     assert re.search(r"^\W+host\W+status\W+ok\W+changed\W+failed\W+unreachable\W+skipped\W+time\W+$", log, re.M)
-    assert re.search(r"^\W+hvc-node2\W+failed\W+4\W+0\W+1\W+0\W+0\W+[0-9.]+s\W+$", log, re.M), log
+    assert re.search(r"^\W+hvc-node2\W+failed\W+4\W+0\W+1\W+0\W+1\W+[0-9.]+s\W+$", log, re.M), log
     assert "…" not in log, "the table is whole"
 
 
@@ -178,16 +178,22 @@ def test_runs_are_recorded_per_inventory(cli):
 
 def test_a_run_in_progress_is_never_rotated_away(cli, tmp_path):
     runs = Cluster(INVENTORY, content_dir=CONTENT, artifacts_dir=tmp_path / "runs").runs_dir
-    slow = _cli_process(tmp_path, "rollout", "-i", INVENTORY, "-l", "hvc-node1", "-e", "echo_sleep=8", "--keep", "1")
+    gate = tmp_path / "gate"  # the slow run waits for it: still running whatever the machine's load
+    slow = _cli_process(tmp_path, "rollout", "-i", INVENTORY, "-l", "hvc-node1", "-e", f"echo_wait_for={gate}",
+                        "--keep", "1")
     deadline = time.monotonic() + 60
     while not (busy := [p for p in runs.glob("2*") if in_progress(p)]):
         assert slow.poll() is None and time.monotonic() < deadline, slow.communicate()
         time.sleep(0.2)
 
-    quick = cli("rollout", "-i", INVENTORY, "-l", "hvc-node2", "--keep", "1")
-    assert quick.exit_code == 0, quick.output
-    assert busy[0].is_dir() and slow.poll() is None, "the quick run kept the slow one's folder"
-    out, err = slow.communicate(timeout=120)
+    try:
+        quick = cli("rollout", "-i", INVENTORY, "-l", "hvc-node2", "--keep", "1")
+        assert quick.exit_code == 0, quick.output
+        assert slow.poll() is None, "the slow run ended before the gate opened"
+        assert busy[0].is_dir(), "the quick run kept the slow one's folder"
+    finally:
+        gate.touch()
+    out, err = slow.communicate(timeout=300)
     assert slow.returncode == 0, out + err
     assert list(busy[0].glob("artifacts/*/result.json")), "the slow run finished in its folder"
 
