@@ -54,7 +54,7 @@ def rows() -> list[tuple[str, str, str, str]]:
                     f"test_settings_refused.py::test_known_bad_combination_refused_in_plan[{case}]"))
     for case, (_, fragments) in settings.UNPINNED.items():
         out.append((case, "python_env decide", _first(fragments),
-                    f"test_settings_refused.py::test_unpinned_framework_package_refused_in_plan[{case}]"))
+                    f"test_settings_refused.py::test_pip_requirement_refused_in_plan[{case}]"))
     for case, (_, _, variable) in settings.OWN_PLAYBOOK.items():
         out.append((f"a wrong type given as a {case} in a user's own playbook", "argument spec (role start)",
                     variable, f"test_settings_refused.py::test_role_params_and_play_vars_refused_by_argument_specs[{case}]"))

@@ -154,24 +154,30 @@ def test_controller_downloads_each_wheel_set_it_lacks(tmp_path):
     assert not failure
     fill = cpu["fill"]
     assert fill["dir"] == f"{wheelhouse}/linux-x86_64-cp311-cpu" == cpu["wheel_dir"]
-    assert fill["requirement"] == "torch==2.13.0+cpu" and fill["marker"] == "torch-2.13.0+cpu.complete"
+    # The marker names everything downloaded: torch and the training packages (numpy by default).
+    assert fill["requirement"] == "torch==2.13.0+cpu" and fill["marker"] == "torch-2.13.0+cpu_numpy.complete"
     first, second = fill["attempts"]
     # The controller's own pip configuration first, then the CPU index.
-    assert "--extra-index-url" not in first and first[-1] == "torch==2.13.0+cpu"
+    assert "--extra-index-url" not in first and first[-2:] == ["torch==2.13.0+cpu", "numpy"]
     assert second[-2:] == ["--extra-index-url", "https://download.pytorch.org/whl/cpu"]
     assert {"--python-version", "3.11", "--only-binary=:all:", "--platform=manylinux_2_28_x86_64"} <= set(first)
     assert cpu["pip_options"] == ["--find-links /opt/horovod/wheelhouse"]
+    assert cpu["requirements"] == ["torch==2.13.0+cpu", "numpy"]
     # A GPU host on Ubuntu 24.04 (Python 3.12): the CUDA build, from PyPI, in a set of its own.
     gpu, failure = decide(tmp_path, {**UBUNTU_GPU, "python": {"version": {"major": 3, "minor": 12}}},
                           python_env_torch_version="2.14.1", python_env_wheelhouse=str(wheelhouse))
     assert not failure
     assert gpu["fill"]["dir"].endswith("/linux-x86_64-cp312-cuda")
-    assert len(gpu["fill"]["attempts"]) == 1 and gpu["fill"]["attempts"][0][-1] == "torch==2.14.1"
-    # A complete set is not downloaded again.
+    assert len(gpu["fill"]["attempts"]) == 1 and gpu["fill"]["attempts"][0][-2] == "torch==2.14.1"
+    # A set filled before numpy was a training package is filled again.
     done = wheelhouse / "linux-x86_64-cp311-cpu"
     done.mkdir(parents=True)
     (done / "torch-2.13.0+cpu.complete").write_text("torch==2.13.0+cpu\n")
     (done / "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl").write_bytes(b"")
+    older, _ = decide(tmp_path, DEBIAN_AMD64, python_env_torch_version="2.13.0", python_env_wheelhouse=str(wheelhouse))
+    assert older["fill"]["marker"] == "torch-2.13.0+cpu_numpy.complete"
+    # A complete set is not downloaded again.
+    (done / "torch-2.13.0+cpu_numpy.complete").write_text("torch==2.13.0+cpu\n")
     again, _ = decide(tmp_path, DEBIAN_AMD64, python_env_torch_version="2.13.0", python_env_wheelhouse=str(wheelhouse))
     assert again["fill"] == {} and again["wheels"] == ["torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"]
     # python_env_wheelhouse_fill: false downloads nothing.
@@ -254,3 +260,22 @@ def test_plan_playbook_over_recorded_lab_facts():
     assert plans["mac-m2"]["torch_requirement"] == "torch==2.13.0"
     assert plans["gpu-ubuntu2404"]["torch_variant"] == "cuda"
     assert plans["gpu-ubuntu2404"]["torch_requirement"] == "torch==2.13.0"
+
+
+def test_training_packages_travel_with_torch(tmp_path):
+    """python_env_training_packages are downloaded with torch and named by the set's marker; a pinned
+    one keeps its pin, and [] leaves torch alone (the set filled before numpy was a default)."""
+    wheelhouse = tmp_path / "wh"
+    pinned, failure = decide(tmp_path, DEBIAN_AMD64, python_env_torch_version="2.13.0",
+                             python_env_wheelhouse=str(wheelhouse),
+                             python_env_training_packages=["numpy==2.2.6", "pandas"])
+    assert not failure
+    assert pinned["fill"]["attempts"][0][-3:] == ["torch==2.13.0+cpu", "numpy==2.2.6", "pandas"]
+    assert pinned["fill"]["marker"] == "torch-2.13.0+cpu_numpy-2.2.6_pandas.complete"
+    none, failure = decide(tmp_path, DEBIAN_AMD64, python_env_torch_version="2.13.0",
+                           python_env_wheelhouse=str(wheelhouse), python_env_training_packages=[])
+    assert not failure
+    assert none["fill"]["attempts"][0][-1] == "torch==2.13.0+cpu"
+    assert none["fill"]["marker"] == "torch-2.13.0+cpu.complete"
+    assert none["requirements"] == ["torch==2.13.0+cpu"]
+    assert pinned["requirements"] == ["torch==2.13.0+cpu", "numpy==2.2.6", "pandas"]

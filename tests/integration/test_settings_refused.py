@@ -256,14 +256,22 @@ COMBOS_OK = {"tf-2.15.1": {**TF, "python_env_pip_packages": ["tensorflow==2.15.1
              "torch-pinned-in-pip-packages": {"python_env_torch_version": "", "python_env_pip_packages": ["torch==2.14.1"]},
              # the user's own environment: the rollout's probe asks it for its torch
              "own-environment": {"python_env_torch_version": "", "horovod_python": "/opt/mine/bin/python"}}
-# A framework in python_env_pip_packages without ==: Horovod would be built against whatever pip picks that day.
-# Refused by python_env's decide step, in the same plan run.
+# A framework in python_env_pip_packages without ==: Horovod would be built against whatever pip picks that day;
+# a training package that is not a plain requirement. Refused by python_env's decide step, in the same plan run.
 UNPINNED = {
     "torch>=2.1 in python_env_pip_packages": ({"python_env_pip_packages": ["torch>=2.1"]},
                                               ['python_env_pip_packages lists ["torch>=2.1"] without an exact version',
                                                "a pin with == (e.g. torch==2.13.0"]),
     "tensorflow in python_env_pip_packages": ({**TF, "python_env_pip_packages": ["numpy==1.26.4", "TensorFlow[and-cuda]"]},
                                               ['python_env_pip_packages lists ["TensorFlow[and-cuda]"] without an exact']),
+    # Training packages reach pip's argv and a marker file's name: requirements only, never a pip option.
+    "pip option in python_env_training_packages": (
+        {"python_env_training_packages": ["numpy", "--index-url=http://evil.invalid/simple"]},
+        ['python_env_training_packages lists ["--index-url=http://evil.invalid/simple"]',
+         "allowed: a package name with optional extras and version"]),
+    "shell text in python_env_training_packages": (
+        {"python_env_training_packages": ["numpy; touch /tmp/pwned"]},
+        ['python_env_training_packages lists ["numpy; touch /tmp/pwned"]']),
 }
 
 
@@ -286,7 +294,7 @@ def test_known_bad_combination_refused_in_plan(combos, case):
 
 
 @pytest.mark.parametrize("case", UNPINNED)
-def test_unpinned_framework_package_refused_in_plan(combos, case):
+def test_pip_requirement_refused_in_plan(combos, case):
     host = f"unpinned-{list(UNPINNED).index(case)}"
     plan = combos.plan[host]
     assert plan["python_env"]["action"] == "fail", plan

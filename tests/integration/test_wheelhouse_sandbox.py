@@ -26,12 +26,13 @@ pytestmark = [
 
 
 def test_rollout_filled_the_controller_wheelhouse_and_shipped_it():
-    assert (WHEEL_SET / "torch-2.13.0+cpu.complete").is_file()
+    assert (WHEEL_SET / "torch-2.13.0+cpu_numpy.complete").is_file()
     wheel = next(WHEEL_SET.glob("torch-2.13.0+cpu-cp311-cp311-*.whl"))
     for host in Cluster(SANDBOX).hosts():
         listing = subprocess.run(["podman", "exec", host, "ls", "/opt/horovod/wheelhouse"],
                                  capture_output=True, text=True, check=True).stdout.split()
         assert wheel.name in listing and any(name.startswith("sympy-") for name in listing), host
+        assert any(name.startswith("numpy-") for name in listing), host
         torch = subprocess.run(["podman", "exec", host, "/opt/horovod/venv/bin/python", "-c",
                                 "import torch; print(torch.__version__)"],
                                capture_output=True, text=True, check=True).stdout.strip()

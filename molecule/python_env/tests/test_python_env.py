@@ -37,12 +37,21 @@ def test_controller_wheelhouse_was_filled_for_the_host_set():
     from pathlib import Path
     cache = Path(os.environ.get("HOROVOD_CLUSTER_CACHE", Path.home() / ".cache" / "horovod-cluster"))
     wheel_set = cache / "wheelhouse" / "linux-x86_64-cp311-cpu"
-    assert (wheel_set / "torch-2.13.0+cpu.complete").is_file()
+    assert (wheel_set / "torch-2.13.0+cpu_numpy.complete").is_file()
     assert list(wheel_set.glob("torch-2.13.0+cpu-cp311-*.whl"))
     assert list(wheel_set.glob("sympy-*.whl")), "torch's dependencies are downloaded with it"
+    assert list(wheel_set.glob("numpy-*-cp311-*.whl")), "the training packages are downloaded with it"
 
 
 def test_dependencies_travelled_with_torch(host):
     """Hosts get the whole set (torch's dependencies too), so an offline host could install it."""
     listing = host.check_output("ls /opt/horovod/wheelhouse")
-    assert "sympy-" in listing and "filelock-" in listing
+    assert "sympy-" in listing and "filelock-" in listing and "numpy-" in listing
+
+
+def test_training_packages_are_in_the_environment(host):
+    """numpy (python_env_training_packages' default): what hvd.broadcast_object needs, and torch does not bring."""
+    requirements = host.file(f"{VENV}/hvc-requirements.txt").content_string.splitlines()
+    assert "numpy" in requirements
+    out = host.check_output(f"{VENV}/bin/python -c 'import numpy, torch; print(torch.from_numpy(numpy.ones(2)).sum().item())'")
+    assert out == "2.0"
