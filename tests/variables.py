@@ -12,13 +12,14 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 ROLES = REPO / "roles"
-# The settings role first, then the roles in the order site.yml runs them, then the check.
-FIRST, LAST = ["cluster_defaults"], ["horovod_check"]
+# The settings role first, then the roles in the order site.yml runs them, then the check, then the optional
+# roles that site.yml does not run (each has its own playbook: hpc_modules, playbooks/modules.yml).
+FIRST, LAST, OPTIONAL = ["cluster_defaults"], ["horovod_check"], ["hpc_modules"]
 
 
 def role_order() -> list[str]:
     plan = yaml.safe_load((REPO / "playbooks" / "plan.yml").read_text())[0]["vars"]["cluster_plan_roles"]
-    return FIRST + [r for r in plan if r not in FIRST + LAST] + LAST
+    return FIRST + [r for r in plan if r not in FIRST + LAST + OPTIONAL] + LAST + OPTIONAL
 
 
 def _cell(text) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from ansible_run import REPO, ansible_playbook_json
+from horovod_cluster.results import failure_message
 
 PAYLOADS = {
     "subst": "$(touch {p})",
@@ -55,6 +56,10 @@ CASES = {
     "hostfile_name": ("hostfile", "debian12", lambda v, h: {"hostfile_name": "node" + v, "hostfile_hosts": [h]}),
     # no hostfile_name: the inventory name itself goes into the hostfile
     "inventory name": ("hostfile", "debian12", lambda v, h: {"hostfile_hosts": [h]}),
+    # paths and names written into a Lua or Tcl modulefile and a login script (playbooks/modules.yml)
+    "hpc_modules_root": ("hpc_modules", "debian12", lambda v, h: {"hpc_modules_root": "/opt/modulefiles" + v}),
+    "hpc_modules_env_path": ("hpc_modules", "debian12", lambda v, h: {"hpc_modules_env_path": "/opt/venv" + v}),
+    "hpc_modules_version": ("hpc_modules", "debian12", lambda v, h: {"hpc_modules_version": "0.28.1" + v}),
 }
 # How the refusal names what is wrong, when the host name itself is the bad value.
 NEEDLES = {"inventory name": "its inventory name", "ansible_host": "ansible_host"}
@@ -72,7 +77,7 @@ PLAYBOOK = [{
            "ansible.builtin.set_fact": dict(facts, cacheable=True)} for kind, facts in FACTS.items()),
         *({"name": f"Decide {role}", "when": f"__test_role == '{role}'",
            "ansible.builtin.include_role": {"name": role, "tasks_from": "decide"}}
-          for role in ("horovod", "cuda_toolkit", "ssh_mesh", "hostfile")),
+          for role in ("horovod", "cuda_toolkit", "ssh_mesh", "hostfile", "hpc_modules")),
         {"name": "Run a shell in the build environment, as the compile does",
          "when": "__test_case == 'env-values'",
          "ansible.builtin.shell": {
@@ -135,8 +140,8 @@ def run(tmp_path_factory):
         case = hosts.get(host, {}).get("__test_case", host)
         entry = by_case.setdefault(case, {"failed": "", "tasks": []})
         entry["tasks"].append(task)
-        if res.get("failed"):
-            entry["failed"] = str(res.get("msg", ""))
+        if res.get("failed"):  # a check in a loop (hpc_modules) fails with its item's message
+            entry["failed"] = failure_message(res)
     return {"tmp": tmp, "hosts": hosts, "pwned": pwned, "by_case": by_case, "result": result}
 
 
