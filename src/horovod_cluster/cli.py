@@ -1,8 +1,11 @@
-"""The `horovod-cluster` command. Exit codes: 0 ok, 1 a host or check failed, 2 usage error."""
+"""The `horovod-cluster` command. Exit codes: 0 ok, 1 a host or check failed, 2 usage error
+(`run`: the job's own exit code, 2 when it did not start, 130 after Ctrl-C)."""
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import click
@@ -11,6 +14,7 @@ from rich.table import Table
 
 from .cluster import LAST_ROLLOUT, LAST_RUN, Cluster, UsageError, check_serial, default_artifacts_dir, load_saved
 from .content import content_dir
+from .job import CONTROLLERS, JobRefused
 from .progress import LiveProgress, PlainProgress, TaskCounts
 from .render import render
 from .results import CheckReport, Result, RolloutResult, from_json
@@ -136,8 +140,8 @@ def _options(*options):
 
 _OUTPUT = click.Path(dir_okay=False, allow_dash=True, path_type=Path)
 
-# Options every cluster command takes; those of ansible-playbook keep its names and meaning.
-run_options = _options(
+# ansible-playbook's options every cluster command takes, with its names and meaning.
+_ANSIBLE_OPTIONS = (
     click.option("-i", "--inventory", "inventory", multiple=True, type=click.Path(path_type=Path),
                  help="inventory file or folder (repeatable) [default: the content's inventories/sandbox]"),
     click.option("-e", "--extra-vars", "extra_vars", multiple=True, metavar="VARS",
@@ -153,15 +157,23 @@ run_options = _options(
     click.option("--ask-vault-pass", is_flag=True, help="ask for the vault password"),
     click.option("-v", "--verbose", "verbosity", count=True,
                  help="ansible verbosity (-v ... -vvvv); also shows ansible's own output"),
-    click.option("--json", "json_file", type=_OUTPUT, help="write the result as JSON to this file (- for stdout)"),
-    click.option("--junit", "junit_file", type=_OUTPUT,
-                 help="write the result as JUnit XML to this file (- for stdout)"),
+)
+_ARTIFACT_OPTIONS = (
     click.option("--artifacts-dir", type=click.Path(file_okay=False, path_type=Path),
                  envvar="HOROVOD_CLUSTER_ARTIFACTS",
                  help="where runs keep their artifacts [default: ~/.cache/horovod-cluster/runs]"),
     click.option("--keep", "keep_runs", default=DEFAULT_KEEP, show_default=True, type=click.IntRange(1),
                  help="artifact folders of past runs to keep, per inventory"),
 )
+_JSON_OPTION = click.option("--json", "json_file", type=_OUTPUT,
+                            help="write the result as JSON to this file (- for stdout)")
+run_options = _options(
+    *_ANSIBLE_OPTIONS, _JSON_OPTION,
+    click.option("--junit", "junit_file", type=_OUTPUT,
+                 help="write the result as JUnit XML to this file (- for stdout)"),
+    *_ARTIFACT_OPTIONS,
+)
+job_options = _options(*_ANSIBLE_OPTIONS, _JSON_OPTION, *_ARTIFACT_OPTIONS)
 
 # Options of the commands that run one playbook over a choice of hosts.
 play_options = _options(
@@ -199,6 +211,20 @@ def _cluster(opts: dict) -> Cluster:
                    vault_password_file=opts.get("vault_password_file", ()), **passwords)
 
 
+@contextlib.contextmanager
+def _progress(cluster: Cluster, playbook: str, opts: dict) -> Iterator[TaskCounts]:
+    """Per-host progress of a run: live on a terminal, plain lines in a log."""
+    counts = TaskCounts(cluster.runs_dir / "task-counts.json")
+    echo = opts.get("verbosity", 0) > 0
+    progress = LiveProgress(console, playbook, counts, echo) if console.is_terminal else PlainProgress(console, echo)
+    with progress:
+        cluster.on_event = progress
+        try:
+            yield counts
+        finally:
+            cluster.on_event = None
+
+
 def _drive(opts: dict, playbook: str, action: Callable[[Cluster], Result], cluster: Cluster | None = None,
            **listing_args) -> None:
     """Run one action with progress (live on a terminal, plain lines in a log), render it, write
@@ -211,12 +237,7 @@ def _drive(opts: dict, playbook: str, action: Callable[[Cluster], Result], clust
             rc, text = cluster.listing(playbook, *listing, **listing_args)
             click.echo(text)
             sys.exit(0 if rc == 0 else 1)
-        counts = TaskCounts(cluster.runs_dir / "task-counts.json")
-        echo = opts.get("verbosity", 0) > 0
-        live = console.is_terminal
-        progress = LiveProgress(console, playbook, counts, echo) if live else PlainProgress(console, echo)
-        with progress:
-            cluster.on_event = progress
+        with _progress(cluster, playbook, opts) as counts:
             result = action(cluster)
     except (InventoryError, UsageError) as err:
         raise InputError(str(err)) from None
@@ -326,6 +347,62 @@ def report(source: Path | None, **opts) -> None:
     if opts.get("html_file") and not isinstance(result, CheckReport):
         raise InputError(f"--html is for check results; {path} holds a {result.kind} result")
     _finish(result, opts)
+
+
+@main.command(context_settings={"allow_interspersed_args": False})
+@click.option("--np", type=click.IntRange(1), help="ranks to start [default: every slot of the hostfile]")
+@click.option("--controller", type=click.Choice(CONTROLLERS), default="gloo", show_default=True,
+              help="horovodrun's controller")
+@click.option("--copy", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="a file or folder to copy into the job folder on every host (repeatable)")
+@click.option("--workdir", help="run in this folder, the same path on every host (e.g. a shared one), "
+                                "instead of a new job folder under ~/.cache/horovod-cluster/jobs")
+@click.option("--hostfile", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="the job's hosts and slots [default: the Slurm allocation's inside one, else the rollout's]")
+@click.option("--env", "env", multiple=True, metavar="NAME=VALUE",
+              help="a variable for every rank, e.g. HOROVOD_GLOO_TIMEOUT_SECONDS=120 (repeatable)")
+@click.option("-l", "--limit", help="check and stage only these hosts (any ansible pattern)")
+@job_options
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def run(command: tuple[str, ...], np: int | None, controller: str, copy: tuple[Path, ...], workdir: str | None,
+        hostfile: Path | None, env: tuple[str, ...], limit: str | None, **opts) -> None:
+    """Run a training command on every slot of the rolled-out cluster and stream its output.
+
+    horovodrun starts on the launcher (the first host) with the rollout's hostfile and Python
+    environment (`python` is the environment's), in a job folder that exists on every host;
+    each output line carries its rank ("[3]<stdout>:"). Exits with the job's exit code; 2 when
+    it did not start (a host not rolled out, hosts that disagree: nothing runs then); 130 after
+    Ctrl-C, which stops every rank on every host.
+
+    Example: horovod-cluster run --copy train.py -- python train.py --epochs 3
+    """
+    try:
+        cluster = _cluster(opts)
+        cluster.inventory_data()
+        with _progress(cluster, "playbooks/run.yml", opts):
+            job = cluster.stage(command, np=np, controller=controller, copy=copy, workdir=workdir,
+                                hostfile=hostfile, env=env, limit=limit)
+    except (InventoryError, UsageError, JobRefused) as err:
+        raise InputError(str(err)) from None
+    console.print(f"job {job['id']}: {job['np']} ranks ({job['controller']}) from {job['launcher']} "
+                  f"in {job['workdir']}")
+    # Ctrl-C stops the job's ranks on every host, even where SIGINT came in ignored (a background
+    # job of a script); a CI runner cancels with SIGTERM: the same then.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.default_int_handler)
+    result = cluster.launch(job, on_output=lambda line: click.echo(line))
+    if result.interrupted:
+        stopped = ", ".join(f"{h} {n}" for h, n in sorted(result.stopped.items()))
+        console.print(f"job {result.job_id}: interrupted; processes stopped per host: {stopped or 'none left'}")
+    else:
+        console.print(f"job {result.job_id}: exit {result.rc} after {result.duration:.0f} s")
+    json_file = opts.get("json_file")
+    if json_file is not None:
+        if str(json_file) == "-":
+            click.echo(result.to_json())
+        else:
+            Path(json_file).write_text(result.to_json())
+    sys.exit(result.rc)
 
 
 if __name__ == "__main__":  # pragma: no cover

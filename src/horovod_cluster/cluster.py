@@ -9,13 +9,17 @@ import difflib
 import hashlib
 import os
 import re
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .content import cache_dir, content_dir as default_content_dir
+from .job import (JobRefused, JobResult, OutputCallback, horovodrun_argv, interrupts_ignored, job_env, job_request,
+                  launch_argv, new_job_id, placement, remote_command, stream)
 from .results import CheckReport, PlanResult, Result, RolloutResult, WheelhouseResult, from_json
 from .runner import DEFAULT_KEEP, AnsibleOptions, EventCallback, InventoryError, Runner, load_inventory
+from .slurm import allocation_hostfile
 
 # Saved results, in the artifacts folder (the last of any inventory: `report`/`retry` without -i)
 # and in the inventory's own runs folder (see `runs_dir`).
@@ -108,6 +112,7 @@ class Cluster:
         self._inventory_data: dict[str, Any] | None = None
         self.last: Result | None = None
         self.last_rollout: RolloutResult | None = None
+        self.last_stage: RolloutResult | None = None  # the check and staging run of the last job
 
     def _resolve_inventory(self, path: Path) -> Path:
         if path.is_absolute() or path.exists() or not (self.content_dir / path).exists():
@@ -244,6 +249,69 @@ class Cluster:
                                extravars={"cluster_check_smoke": smoke, "cluster_check_bench": bench})
         return self._remember(CheckReport.from_stats(stats.get("hvc_check"), run))
 
+    # -- jobs -------------------------------------------------------------------------------
+    def run(self, command: Sequence[str], *, np: int | None = None, controller: str = "gloo",
+            copy: Sequence[str | Path] = (), workdir: str | None = None, hostfile: str | Path | None = None,
+            env: Mapping[str, str] | Sequence[str] | None = None, limit: str | None = None,
+            on_output: OutputCallback | None = None) -> JobResult:
+        """Run a training command on every slot of the cluster with horovodrun, e.g.
+        `cluster.run(["python", "train.py"], copy=["train.py"], controller="mpi")`; its exit code
+        is the result's `rc`. See `stage` for the arguments; `on_output` gets each output line
+        ("[rank]<stdout>:..."; default: print). Ctrl-C stops every process of the job on every host."""
+        return self.launch(self.stage(command, np=np, controller=controller, copy=copy, workdir=workdir,
+                                      hostfile=hostfile, env=env, limit=limit), on_output)
+
+    def stage(self, command: Sequence[str], *, np: int | None = None, controller: str = "gloo",
+              copy: Sequence[str | Path] = (), workdir: str | None = None, hostfile: str | Path | None = None,
+              env: Mapping[str, str] | Sequence[str] | None = None, limit: str | None = None) -> dict[str, Any]:
+        """Check the hosts, then prepare a job (playbooks/run.yml) without starting it: the files of
+        `copy` go into the job folder on every host (a new one under ~/.cache/horovod-cluster/jobs,
+        or `workdir`, a folder that already exists the same on every host, e.g. a shared one); `np`
+        ranks (default: every slot) with `controller` (gloo or mpi). The hosts and slots are the
+        rollout's hostfile, or the file `hostfile`, or, inside a Slurm allocation, the allocation's
+        nodes and tasks. `env`: variables for every rank ({NAME: VALUE} or "NAME=VALUE" strings,
+        e.g. HOROVOD_GLOO_TIMEOUT_SECONDS=120). Raises JobRefused (nothing started) when a host is not rolled out, the
+        hosts disagree, or Horovod lacks the controller; returns the staged job for `launch`."""
+        if not command:
+            raise JobRefused("no command to run: give one, e.g. horovod-cluster run -- python train.py")
+        try:
+            text = Path(hostfile).read_text() if hostfile else allocation_hostfile(os.environ)
+        except (OSError, ValueError) as err:
+            raise JobRefused(f"no hostfile for the job: {err}") from None
+        variables = job_env(env)
+        request = job_request(new_job_id(), controller, np, workdir, copy, text)
+        run, stats = self._run("playbooks/run.yml", limit=limit, extravars={
+            "cluster_check_smoke": False, "cluster_check_bench": False, "cluster_job": request})
+        self.last_stage = run
+        job = stats.get("hvc_job")
+        if not run.ok or not job:
+            raise JobRefused(_refusal(run))
+        ranks, hosts = placement(job["hostfile_text"], np)
+        return {**job, "np": ranks, "placement": hosts, "command": list(command), "env": variables}
+
+    def launch(self, job: Mapping[str, Any], on_output: OutputCallback | None = None) -> JobResult:
+        """Start a staged job on its launcher and stream its output until it ends."""
+        argv = launch_argv(job, remote_command(job, job["command"]), self.options.user, self.options.private_key)
+        started, stopped, interrupted = time.time(), {}, False
+        try:
+            rc = stream(argv, on_output or print)
+        except KeyboardInterrupt:
+            interrupted, rc = True, 130
+            with interrupts_ignored():
+                stopped = self.stop_job(job["id"], hosts=job["hosts"])
+        return JobResult(job_id=job["id"], rc=rc, launcher=job["launcher"], hosts=list(job["hosts"]),
+                         controller=job["controller"], np=int(job["np"]), workdir=job["workdir"],
+                         command=horovodrun_argv(job, job["command"]),
+                         started=started, finished=time.time(), interrupted=interrupted, stopped=stopped)
+
+    def stop_job(self, job_id: str, hosts: Sequence[str] | None = None) -> dict[str, int]:
+        """Stop every process of a job on these hosts (default: all); {host: processes stopped}."""
+        run, stats = self._run("playbooks/run_stop.yml", limit=",".join(hosts) if hosts else None,
+                               extravars={"cluster_job": {"id": job_id}})
+        if not run.ok:
+            raise RuntimeError(f"could not stop every process of job {job_id}: {_refusal(run)}")
+        return {h: int(n) for h, n in (stats.get("hvc_job_stop") or {}).items()}
+
     # -- saved results ----------------------------------------------------------------------
     def _remember(self, result: Result) -> Result:  # type: ignore[misc]
         """Save the result for `report`/`retry`: in this inventory's runs folder and, as the last
@@ -278,6 +346,16 @@ def _listed(value: Any) -> list:
     return [value] if isinstance(value, (str, Path)) else list(value)
 
 
+def _refusal(run: RolloutResult) -> str:
+    """Why a run failed, one clause per distinct reason with the hosts it applies to."""
+    reasons: dict[str, list[str]] = {}
+    for name, host in sorted(run.hosts.items()):
+        if host.failure is not None:
+            reasons.setdefault(host.failure.message, []).append(name)
+    text = "; ".join(f"{', '.join(hosts)}: {message}" for message, hosts in reasons.items())
+    return text or run.error or f"{run.playbook} ended {run.status}"
+
+
 def _hosts(inventory: dict[str, Any]) -> list[str]:
     """The hosts of an `ansible-inventory --list` answer."""
     grouped = {h for k, g in inventory.items() if k != "_meta" for h in g.get("hosts", [])}
@@ -297,4 +375,4 @@ def _join(value: str | Sequence[str] | None) -> str | None:
     return ",".join(value) or None
 
 
-__all__ = ["Cluster", "InventoryError", "UsageError", "check_serial"]
+__all__ = ["Cluster", "InventoryError", "JobRefused", "JobResult", "UsageError", "check_serial"]

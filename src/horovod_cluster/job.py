@@ -1,0 +1,252 @@
+"""A training job on the rolled-out cluster (`Cluster.run`, `horovod-cluster run`).
+
+Staging is Ansible's (playbooks/run.yml: check, job folder, files, the launcher's connection as
+data); launching is one `ssh` to the launcher that runs horovodrun in the job folder with the
+rollout's hostfile and environment, so every rank's output streams back line by line. Every
+process of the job carries HVC_JOB_ID=<id> in its environment (horovodrun hands its environment
+to the ranks), which is how playbooks/run_stop.yml finds them all on Ctrl-C.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import secrets
+import shlex
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+OutputCallback = Callable[[str], None]
+CONTROLLERS = ("gloo", "mpi")
+# Open MPI's --tag-output prefix "[jobid,rank]<stdout>:" is shown as Gloo's "[rank]<stdout>:".
+_MPI_TAG = re.compile(r"(\[\d+,(\d+)\]<(stdout|stderr)>:)")
+# The first failed rank, as horovodrun (Gloo) and mpirun report it: "Exit code: 3".
+_EXIT_CODE = re.compile(r"^\s*Exit code:\s*(-?\d+)\s*$")
+_SSH_TYPES = ("ssh", "smart", "paramiko", "paramiko_ssh", "ansible.builtin.ssh", "ansible.builtin.paramiko_ssh")
+_LOCAL_TYPES = ("local", "ansible.builtin.local")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_HOSTFILE_LINE = re.compile(r"^\s*([^#\s]+)(?:\s+slots\s*=\s*(\d+))?")
+
+
+class JobRefused(RuntimeError):
+    """The job did not start: a host is not rolled out, the hosts disagree, a bad argument...
+    Nothing was launched (the message says why)."""
+
+
+@dataclass
+class JobResult:
+    """How a job ended. `rc` is horovodrun's exit code (130 after an interrupt)."""
+
+    job_id: str
+    rc: int
+    launcher: str
+    hosts: list[str]
+    controller: str
+    np: int
+    workdir: str
+    command: list[str]  # horovodrun's argv on the launcher
+    started: float
+    finished: float
+    interrupted: bool = False
+    stopped: dict[str, int] = field(default_factory=dict)  # host -> processes stopped after an interrupt
+
+    @property
+    def ok(self) -> bool:
+        return self.rc == 0
+
+    @property
+    def duration(self) -> float:
+        return self.finished - self.started
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps({"kind": "job", **asdict(self)}, indent=indent)
+
+
+def new_job_id() -> str:
+    """A job id that sorts by time and never repeats: 20261124-010203-1a2b3c4d."""
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(4)
+
+
+def job_env(env: Mapping[str, str] | Sequence[str] | None) -> dict[str, str]:
+    """Variables for every rank: a mapping, or "NAME=VALUE" strings (the CLI's --env)."""
+    if env is None:
+        return {}
+    pairs = env.items() if isinstance(env, Mapping) else [item.partition("=")[::2] for item in env]
+    bad = [name for name, _ in pairs if not _ENV_NAME.match(name)]
+    if bad:
+        raise JobRefused(f"env: {', '.join(map(repr, bad))} is not a variable name (NAME=VALUE, "
+                         "NAME of letters, digits and _)")
+    return {name: str(value) for name, value in pairs}
+
+
+def job_request(job_id: str, controller: str, np: int | None, workdir: str | None,
+                copy: Sequence[str | Path], hostfile: str | None) -> dict[str, Any]:
+    """The `cluster_job` extra var of playbooks/run.yml, after the checks a caller can act on."""
+    if controller not in CONTROLLERS:
+        raise JobRefused(f"controller {controller!r}: expected one of {', '.join(CONTROLLERS)}")
+    if np is not None and int(np) < 1:
+        raise JobRefused(f"np {np!r}: expected a positive number of ranks")
+    missing = [str(p) for p in copy if not Path(p).exists()]
+    if missing:
+        raise JobRefused(f"copy: no such file or folder on this machine: {', '.join(missing)}")
+    return {"id": job_id, "controller": controller, "workdir": workdir or "",
+            "copy": [str(Path(p).resolve()) for p in copy], "hostfile": hostfile or ""}
+
+
+def hostfile_slots(text: str) -> list[tuple[str, int]]:
+    """(host, slots) of each line of a hostfile ("host slots=N"; no slots= is one, as in horovodrun)."""
+    found = (_HOSTFILE_LINE.match(line) for line in text.splitlines())
+    return [(m.group(1), int(m.group(2) or 1)) for m in found if m]
+
+
+def placement(text: str, np: int | None) -> tuple[int, str]:
+    """(ranks, horovodrun -H value) placing `np` ranks (None: every slot) on the hostfile's slots in
+    order. horovodrun's Gloo launcher takes -np as a minimum and starts a rank on every slot of
+    --hostfile (Horovod 0.28.1, measured), so the job gets only the slots it asked for."""
+    world = hostfile_slots(text)
+    total = sum(slots for _, slots in world)
+    want = total if np is None else int(np)
+    if not world or want > total:
+        raise JobRefused(f"np {want}: the hostfile has {total} slots ({text.strip() or 'empty'})")
+    hosts, left = [], want
+    for host, slots in world:
+        if left > 0:
+            hosts.append(f"{host}:{min(slots, left)}")
+            left -= min(slots, left)
+    return want, ",".join(hosts)
+
+
+def horovodrun_argv(job: Mapping[str, Any], command: Sequence[str]) -> list[str]:
+    """horovodrun's command line on the launcher, for the staged job (`hvc_job` of run.yml)."""
+    return [job["horovodrun"], f"--{job['controller']}", "-np", str(job["np"]), "-H", job["placement"], *command]
+
+
+def remote_command(job: Mapping[str, Any], command: Sequence[str]) -> str:
+    """The shell line the launcher runs: in the job folder, with the environment's bin first on
+    PATH (so `python` is the environment's), unbuffered output, the user's variables and the job
+    marker last (so nothing overrides it); each value quoted. horovodrun hands them to every rank."""
+    env = {"PYTHONUNBUFFERED": "1",
+           # Open MPI refuses root unless told; the sandbox and many labs run as root.
+           "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           **job.get("env", {}), "HVC_JOB_ID": job["id"]}
+    assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    argv = " ".join(shlex.quote(a) for a in horovodrun_argv(job, command))
+    return (f"cd {shlex.quote(job['workdir'])} && PATH={shlex.quote(job['bin'])}:\"$PATH\" "
+            f"exec env {assignments} {argv}")
+
+
+def launch_argv(job: Mapping[str, Any], remote: str, user: str | None = None,
+                private_key: str | Path | None = None) -> list[str]:
+    """How this machine starts `remote` on the launcher: `ssh` with the launcher's connection
+    variables as Ansible resolved them (user and key fall back to -u/--private-key), or a local
+    shell when the launcher is this machine (ansible_connection=local)."""
+    conn = job["connection"]
+    kind = conn.get("type") or "ssh"
+    if kind in _LOCAL_TYPES:
+        return ["/bin/sh", "-c", remote]
+    if kind not in _SSH_TYPES:
+        raise JobRefused(f"the launcher {job['launcher']} is reached with ansible_connection={kind}; "
+                         "run starts horovodrun over ssh or locally (ansible_connection=ssh or local)")
+    argv = ["ssh", "-o", "BatchMode=yes"]
+    if conn.get("port"):
+        argv += ["-p", str(conn["port"])]
+    key = conn.get("private_key") or private_key
+    if key:
+        argv += ["-i", str(key)]
+    login = conn.get("user") or user
+    if login:
+        argv += ["-l", str(login)]
+    argv += shlex.split(conn.get("ssh_args") or "")
+    return [*argv, "--", str(conn["host"]), remote]
+
+
+class RankLines:
+    """Whole output lines, each with its rank as "[3]<stdout>:", from horovodrun's output.
+
+    Gloo prefixes each line itself. Open MPI tags each chunk a rank writes, so an unbuffered
+    print ("text", then "\\n") arrives as "[1,0]<stdout>:text[1,1]<stdout>:...[1,0]<stdout>:\\n",
+    chunks of several ranks on one line: each chunk is kept with its rank until its newline.
+    Also remembers the exit code of the first failed rank that horovodrun or mpirun reports.
+    """
+
+    def __init__(self) -> None:
+        self.partial: dict[tuple[str, str], str] = {}
+        self.rank_exit: int | None = None
+
+    def feed(self, line: str) -> list[str]:
+        """One line read from horovodrun (without its newline) -> the complete lines it ends."""
+        head, *rest = _MPI_TAG.split(line)  # head, then (tag, rank, stream, text) per chunk
+        chunks = [(rest[i + 1], rest[i + 2], rest[i + 3]) for i in range(0, len(rest), 4)]
+        out = [head] if head or not chunks else []  # an untagged line: horovodrun's or mpirun's own
+        for n, (rank, stream, text) in enumerate(chunks):
+            key = (rank, stream)
+            self.partial[key] = self.partial.get(key, "") + text
+            if n == len(chunks) - 1:  # the line's newline ends the last chunk
+                out.append(f"[{rank}]<{stream}>:{self.partial.pop(key)}")
+        for text in out:
+            found = _EXIT_CODE.match(text)
+            if found and self.rank_exit is None:
+                self.rank_exit = int(found.group(1))
+        return out
+
+    def flush(self) -> list[str]:
+        """Chunks still waiting for a newline when the output ends."""
+        rest = [f"[{rank}]<{stream}>:{text}" for (rank, stream), text in self.partial.items() if text]
+        self.partial.clear()
+        return rest
+
+    def exit_code(self, rc: int) -> int:
+        """horovodrun's exit code, except that its 1 ("one or more processes exited with non-zero
+        status", Gloo) becomes the failed rank's own code (a signal -N: 128+N, as a shell says)."""
+        if rc != 1 or not self.rank_exit:
+            return rc
+        return 128 - self.rank_exit if self.rank_exit < 0 else self.rank_exit
+
+
+@contextlib.contextmanager
+def interrupts_ignored() -> Iterator[None]:
+    """Ignore Ctrl-C while the job is being stopped (a second Ctrl-C must not leave ranks running)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def stream(argv: Sequence[str], on_output: OutputCallback) -> int:
+    """Run horovodrun's `argv`, hand each rank's output line (stdout and stderr) to `on_output`, return
+    the job's exit code (RankLines.exit_code). On KeyboardInterrupt the process is ended (SIGTERM,
+    then SIGKILL) before the interrupt goes on."""
+    # Its own session: a Ctrl-C in the terminal reaches this process only, which stops the job in order.
+    proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, errors="replace", bufsize=1,
+                            start_new_session=True)
+    lines = RankLines()
+    try:
+        assert proc.stdout is not None
+        for raw in proc.stdout:
+            for line in lines.feed(raw.rstrip("\n")):
+                on_output(line)
+        for line in lines.flush():
+            on_output(line)
+        return lines.exit_code(proc.wait())
+    except BaseException:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        raise
+
+
+__all__ = ["JobRefused", "JobResult", "CONTROLLERS"]

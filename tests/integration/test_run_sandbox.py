@@ -1,0 +1,122 @@
+"""`horovod-cluster run` on the rolled-out sandbox (issue 17): the project's example training script
+across every slot of the 3 hosts with both controllers (the loss goes down, every rank ends with the
+same weights), a failing script's own exit code, Ctrl-C leaving no process of the job on any host,
+and a refusal, before anything starts, when a host is not rolled out.
+
+The CLI runs as a real subprocess (its exit code and output are what a user sees).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from horovod_cluster import Cluster
+
+ROOT = Path(__file__).resolve().parents[2]
+SANDBOX = ROOT / "inventories" / "sandbox"
+EXAMPLE = ROOT / "examples" / "train.py"
+JOBS = "/root/.cache/horovod-cluster/jobs"  # the job folders of root, the sandbox's ssh user
+# Up to 6 ranks importing torch on 2 cores: Gloo's 30 s rendezvous default is too short under load.
+SLOW_START = ["--env", "HOROVOD_GLOO_TIMEOUT_SECONDS=180"]
+
+pytestmark = [
+    pytest.mark.sandbox,
+    pytest.mark.skipif(not (SANDBOX / "hosts.yml").is_file(), reason="sandbox not up (horovod-cluster sandbox up)"),
+]
+
+
+def cli(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
+    exe = shutil.which("horovod-cluster")
+    assert exe, "horovod-cluster is not installed in this environment"
+    return subprocess.run([exe, "run", "-i", str(SANDBOX), *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT)
+
+
+def on_host(host: str, script: str) -> str:
+    return subprocess.run(["podman", "exec", host, "sh", "-c", script], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def job_processes(host: str, job_id: str) -> int:
+    """Processes on `host` whose environment carries the job's marker."""
+    found = on_host(host, f"grep -lsx 'HVC_JOB_ID={job_id}' -z /proc/[0-9]*/environ || true")
+    return len(found.split())
+
+
+@pytest.mark.parametrize("controller", ["gloo", "mpi"])
+def test_run_trains_across_every_host(controller, tmp_path):
+    hosts = Cluster(SANDBOX).hosts()
+    result_file = tmp_path / "job.json"
+    run = cli("--controller", controller, "--copy", str(EXAMPLE), "--json", str(result_file), *SLOW_START,
+              "--", "python", "train.py", "--epochs", "4")
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, out
+    losses = [float(x) for x in re.findall(r"^\[0\]<stdout>:epoch \d+ loss ([0-9.]+)$", run.stdout, re.M)]
+    assert len(losses) == 4 and losses[-1] < losses[0] / 2, out
+    ends = re.findall(r"^\[(\d+)\]<stdout>:rank (\d+) of (\d+) on (\S+) weights (\w+)$", run.stdout, re.M)
+    job = json.loads(result_file.read_text())
+    assert job["rc"] == 0 and job["controller"] == controller and job["hosts"] == hosts
+    # Every slot ran a rank, each line came whole with its own rank's prefix, the ranks spanned
+    # every host, and all of them ended with the same weights.
+    assert sorted(int(prefix) for prefix, *_ in ends) == list(range(job["np"])), out
+    assert all(prefix == rank and int(size) == job["np"] for prefix, rank, size, _, _ in ends)
+    assert {host for *_, host, _ in ends} == set(hosts)
+    assert len({digest for *_, digest in ends}) == 1, ends
+    # The script ran from the job folder on every host.
+    for host in hosts:
+        assert on_host(host, f"ls {job['workdir']}").split() == ["train.py"]
+
+
+def test_a_failing_script_returns_its_exit_code():
+    run = cli("--np", "2", *SLOW_START, "--", "python", "-c", "import sys; print('failing'); sys.exit(3)")
+    assert run.returncode == 3, run.stdout + run.stderr  # horovodrun (Gloo) itself exits 1
+    assert re.search(r"^\[[01]\]<stdout>:failing$", run.stdout, re.M)
+
+
+def test_ctrl_c_stops_every_rank_on_every_host():
+    hosts = Cluster(SANDBOX).hosts()
+    exe = shutil.which("horovod-cluster")
+    proc = subprocess.Popen(
+        [exe, "run", "-i", str(SANDBOX), *SLOW_START, "--", "python", "-c",
+         "import time, horovod.torch as hvd; hvd.init(); print('ready', flush=True); time.sleep(900)"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+    lines, job_id = [], None
+    deadline = time.time() + 400
+    while sum("<stdout>:ready" in line for line in lines) < 6 and time.time() < deadline:
+        line = proc.stdout.readline()
+        assert line, "the job ended before every rank was ready:\n" + "".join(lines)
+        lines.append(line)
+        job_id = job_id or (re.search(r"^job (\S+): \d+ ranks", line) or [None, None])[1]
+    assert job_id, "".join(lines)
+    running = {host: job_processes(host, job_id) for host in hosts}
+    assert all(running.values()), running  # ranks on every host before the interrupt
+    proc.send_signal(signal.SIGINT)
+    rest, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 130, "".join(lines) + rest
+    assert "interrupted" in rest
+    assert {host: job_processes(host, job_id) for host in hosts} == dict.fromkeys(hosts, 0)
+    assert not any(on_host(host, "pgrep -f 'time.sleep\\(900\\)' || true").split() for host in hosts)
+
+
+def test_refused_when_a_host_is_not_rolled_out(tmp_path):
+    """The same hosts, but hvc-node2's check looks at a python without Horovod: nothing may start."""
+    inventory = tmp_path / "inventory"
+    shutil.copytree(SANDBOX, inventory)
+    (inventory / "host_vars").mkdir(exist_ok=True)
+    (inventory / "host_vars" / "hvc-node2.yml").write_text("cluster_check_python: /usr/bin/python3\n")
+    before = {host: on_host(host, f"ls {JOBS} 2>/dev/null || true") for host in ("hvc-node1", "hvc-node2")}
+    exe = shutil.which("horovod-cluster")
+    run = subprocess.run([exe, "run", "-i", str(inventory), "--copy", str(EXAMPLE), "--", "python", "train.py"],
+                         capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200"})
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert re.search(r"hvc-node2: not ready for a job: horovod not installed", run.stderr), run.stderr
+    assert "horovod-cluster rollout" in run.stderr
+    assert {host: on_host(host, f"ls {JOBS} 2>/dev/null || true") for host in before} == before

@@ -1,0 +1,128 @@
+"""horovod_cluster.job: horovodrun's output read back into whole rank lines (on output recorded from
+the sandbox: tests/fixtures/horovodrun), the failed rank's exit code, rank placement, and the command
+lines that reach the launcher (quoted, never re-parsed)."""
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from horovod_cluster.job import (JobRefused, RankLines, hostfile_slots, job_env, job_request, launch_argv, placement,
+                                 remote_command)
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "horovodrun"
+SANDBOX_HOSTFILE = "# written by the hostfile role\nhvc-node1 slots=2\nhvc-node2 slots=2\nhvc-node3 slots=2\n"
+
+
+def read_back(name: str) -> tuple[list[str], RankLines]:
+    lines = RankLines()
+    out = [line for raw in (FIXTURES / name).read_text().splitlines() for line in lines.feed(raw)]
+    return out + lines.flush(), lines
+
+
+def test_open_mpi_chunks_become_whole_lines_with_their_rank():
+    # Recorded: examples/train.py, 6 ranks, MPI; an unbuffered print arrives as two tagged chunks,
+    # "[1,1]<stdout>:rank 1 ...[1,0]<stdout>:epoch 1 ..." on one line, rank 1's newline later.
+    raw = (FIXTURES / "mpi_train_6ranks.txt").read_text()
+    assert re.search(r"\]<stdout>:[^\n]+\[1,\d\]<stdout>:", raw), "the recording lost its interleaving"
+    out, _ = read_back("mpi_train_6ranks.txt")
+    ends = [m.groups() for m in map(re.compile(r"^\[(\d)\]<stdout>:rank (\d) of 6 weights \w+$").match, out) if m]
+    assert sorted(ends) == [(str(r), str(r)) for r in range(6)]
+    assert [line for line in out if "epoch" in line] == ["[0]<stdout>:epoch 0 loss 2.267216",
+                                                          "[0]<stdout>:epoch 1 loss 0.832621"]
+    assert not any(re.search(r".\[\d+(,\d+)?\]<std(out|err)>:", line) for line in out)
+
+
+def test_gloo_failure_gives_the_rank_exit_code():
+    # Recorded: `sys.exit(3)` on 2 ranks with Gloo: horovodrun raises and exits 1.
+    out, lines = read_back("gloo_exit3_2ranks.txt")
+    assert "[0]<stdout>:bye" in out and "Exit code: 3" in out
+    assert lines.exit_code(1) == 3
+    assert lines.exit_code(0) == 0 and lines.exit_code(2) == 2  # only horovodrun's own 1 is replaced
+
+
+def test_a_killed_rank_exits_like_a_shell_says():
+    lines = RankLines()
+    lines.feed("Exit code: -9")
+    assert lines.exit_code(1) == 137
+
+
+@pytest.mark.parametrize("np, expected", [
+    (None, (6, "hvc-node1:2,hvc-node2:2,hvc-node3:2")),
+    (3, (3, "hvc-node1:2,hvc-node2:1")),
+    (1, (1, "hvc-node1:1")),
+])
+def test_placement_takes_only_the_slots_asked_for(np, expected):
+    assert placement(SANDBOX_HOSTFILE, np) == expected
+
+
+def test_placement_refuses_more_ranks_than_slots():
+    with pytest.raises(JobRefused, match="np 7: the hostfile has 6 slots"):
+        placement(SANDBOX_HOSTFILE, 7)
+
+
+def test_hostfile_slots_reads_what_horovodrun_reads():
+    assert hostfile_slots("a slots=4\n  b\n# c slots=9\n\nd slots = 2\n") == [("a", 4), ("b", 1), ("d", 2)]
+
+
+JOB = {"id": "20261124-010203-ab12cd34", "launcher": "hvc-node1", "controller": "gloo", "np": 2,
+       "placement": "hvc-node1:2", "horovodrun": "/opt/horovod/venv/bin/horovodrun", "bin": "/opt/horovod/venv/bin",
+       "workdir": "/root/.cache/horovod-cluster/jobs/x", "env": {"HVC_JOB_ID": "override", "NCCL_DEBUG": "INFO"},
+       "connection": {"type": "ssh", "host": "10.89.0.20", "port": 2222, "user": "root", "private_key": "/k",
+                      "ssh_args": "-o UserKnownHostsFile=/kh -o StrictHostKeyChecking=yes "}}
+
+
+def test_the_remote_command_quotes_every_value():
+    hostile = ["python", "train.py", "--name", "x; touch /tmp/pwned", "$(id)"]
+    words = shlex.split(remote_command(JOB, hostile))
+    assert words[:3] == ["cd", JOB["workdir"], "&&"]
+    assert words[-len(hostile):] == hostile
+    assert words[-len(hostile) - 5:-len(hostile)] == ["--gloo", "-np", "2", "-H", "hvc-node1:2"]
+    assert "NCCL_DEBUG=INFO" in words
+    assert "HVC_JOB_ID=20261124-010203-ab12cd34" in words and "HVC_JOB_ID=override" not in words  # marker wins
+
+
+def test_launch_over_ssh_uses_the_inventory_connection():
+    argv = launch_argv(JOB, "REMOTE")
+    assert argv == ["ssh", "-o", "BatchMode=yes", "-p", "2222", "-i", "/k", "-l", "root",
+                    "-o", "UserKnownHostsFile=/kh", "-o", "StrictHostKeyChecking=yes", "--", "10.89.0.20", "REMOTE"]
+
+
+def test_launch_falls_back_to_the_cli_user_and_key():
+    job = {**JOB, "connection": {"type": "ssh", "host": "h"}}
+    assert launch_argv(job, "R", user="alice", private_key="/a") == [
+        "ssh", "-o", "BatchMode=yes", "-i", "/a", "-l", "alice", "--", "h", "R"]
+
+
+def test_launch_locally_and_refuse_other_connections():
+    assert launch_argv({**JOB, "connection": {"type": "local"}}, "R") == ["/bin/sh", "-c", "R"]
+    with pytest.raises(JobRefused, match="ansible_connection=winrm"):
+        launch_argv({**JOB, "connection": {"type": "winrm", "host": "h"}}, "R")
+
+
+@pytest.mark.parametrize("env, message", [
+    (["1BAD=x"], "'1BAD' is not a variable name"),
+    (["A B=x"], "'A B' is not a variable name"),
+    ({"X;Y": "1"}, "'X;Y' is not a variable name"),
+])
+def test_bad_variable_names_are_refused(env, message):
+    with pytest.raises(JobRefused, match=re.escape(message)):
+        job_env(env)
+
+
+def test_variables_from_the_cli_and_the_api():
+    assert job_env(["A=1", "B=x=y", "C="]) == {"A": "1", "B": "x=y", "C": ""}
+    assert job_env({"A": 1}) == {"A": "1"}
+
+
+@pytest.mark.parametrize("args, message", [
+    (dict(controller="nccl"), "controller 'nccl': expected one of gloo, mpi"),
+    (dict(np=0), "np 0: expected a positive number of ranks"),
+    (dict(copy=["/nonexistent/train.py"]), "no such file or folder on this machine: /nonexistent/train.py"),
+])
+def test_bad_requests_are_refused_before_anything_runs(args, message):
+    request = dict(job_id="j", controller="gloo", np=None, workdir=None, copy=[], hostfile=None) | args
+    with pytest.raises(JobRefused, match=re.escape(message)):
+        job_request(**request)
