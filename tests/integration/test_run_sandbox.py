@@ -33,11 +33,11 @@ pytestmark = [
 ]
 
 
-def cli(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
+def cli(*args: str, timeout: int = 600, env: dict | None = None) -> subprocess.CompletedProcess:
     exe = shutil.which("horovod-cluster")
     assert exe, "horovod-cluster is not installed in this environment"
     return subprocess.run([exe, "run", "-i", str(SANDBOX), *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT)
+                          timeout=timeout, cwd=ROOT, env={**os.environ, **(env or {})})
 
 
 def on_host(host: str, script: str) -> str:
@@ -79,6 +79,19 @@ def test_a_failing_script_returns_its_exit_code():
     run = cli("--np", "2", *SLOW_START, "--", "python", "-c", "import sys; print('failing'); sys.exit(3)")
     assert run.returncode == 3, run.stdout + run.stderr  # horovodrun (Gloo) itself exits 1
     assert re.search(r"^\[[01]\]<stdout>:failing$", run.stdout, re.M)
+
+
+def test_inside_a_slurm_allocation_its_nodes_and_tasks_are_the_job():
+    """As in an sbatch script: the allocation (Slurm's own variables) names 2 of the 3 hosts, one task
+    each; the rollout's hostfile (2 slots on each of 3 hosts) must not be used."""
+    allocation = {"SLURM_JOB_ID": "4242", "SLURM_JOB_NODELIST": "hvc-node[1-2]", "SLURM_TASKS_PER_NODE": "1(x2)"}
+    run = cli(*SLOW_START, "--", "python", "-c",
+              "import socket, horovod.torch as hvd; hvd.init(); print(hvd.rank(), hvd.size(), socket.gethostname())",
+              env=allocation)
+    assert run.returncode == 0, run.stdout + run.stderr
+    ranks = re.findall(r"^\[(\d)\]<stdout>:(\d) (\d) (\S+)$", run.stdout, re.M)
+    assert sorted((rank, size, host) for _, rank, size, host in ranks) == [
+        ("0", "2", "hvc-node1"), ("1", "2", "hvc-node2")], run.stdout
 
 
 def test_ctrl_c_stops_every_rank_on_every_host():
