@@ -16,7 +16,7 @@ from typing import Any
 
 from .content import cache_dir, content_dir as default_content_dir
 from .job import (JobRefused, JobResult, OutputCallback, horovodrun_argv, interrupts_ignored, job_env, job_request,
-                  launch_argv, new_job_id, placement, remote_command, stream)
+                  launch_argv, new_job_id, only_hosts, placement, remote_command, stream)
 from .results import CheckReport, PlanResult, Result, RolloutResult, WheelhouseResult, from_json
 from .runner import DEFAULT_KEEP, AnsibleOptions, EventCallback, InventoryError, Runner, load_inventory
 from .slurm import allocation_hostfile
@@ -286,7 +286,10 @@ class Cluster:
         job = stats.get("hvc_job")
         if not run.ok or not job:
             raise JobRefused(_refusal(run))
-        ranks, hosts = placement(job["hostfile_text"], np)
+        world = job["hostfile_text"]
+        if limit and not text:  # the rollout's hostfile names every host; run where the check ran
+            world = only_hosts(world, job["hosts"])
+        ranks, hosts = placement(world, np)
         return {**job, "np": ranks, "placement": hosts, "command": list(command), "env": variables}
 
     def launch(self, job: Mapping[str, Any], on_output: OutputCallback | None = None) -> JobResult:

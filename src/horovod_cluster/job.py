@@ -105,14 +105,23 @@ def hostfile_slots(text: str) -> list[tuple[str, int]]:
     return [(m.group(1), int(m.group(2) or 1)) for m in found if m]
 
 
+def only_hosts(text: str, hosts: Sequence[str]) -> str:
+    """The hostfile lines of these hosts (a --limit's): ranks run only where the check ran."""
+    kept = [line for line in text.splitlines() if any(name in hosts for name, _ in hostfile_slots(line))]
+    return "".join(f"{line}\n" for line in kept)
+
+
 def placement(text: str, np: int | None) -> tuple[int, str]:
     """(ranks, horovodrun -H value) placing `np` ranks (None: every slot) on the hostfile's slots in
     order. horovodrun's Gloo launcher takes -np as a minimum and starts a rank on every slot of
     --hostfile (Horovod 0.28.1, measured), so the job gets only the slots it asked for."""
     world = hostfile_slots(text)
+    if not world:
+        raise JobRefused("the job's hostfile names none of the job's hosts (with --limit: the hostfile's names "
+                         "must be the inventory's; or give --hostfile)")
     total = sum(slots for _, slots in world)
     want = total if np is None else int(np)
-    if not world or want > total:
+    if want > total:
         raise JobRefused(f"np {want}: the hostfile has {total} slots ({text.strip() or 'empty'})")
     hosts, left = [], want
     for host, slots in world:

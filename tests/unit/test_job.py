@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from horovod_cluster.job import (JobRefused, RankLines, hostfile_slots, job_env, job_request, launch_argv, placement,
-                                 remote_command)
+from horovod_cluster.job import (JobRefused, RankLines, hostfile_slots, job_env, job_request, launch_argv, only_hosts,
+                                 placement, remote_command)
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "horovodrun"
 SANDBOX_HOSTFILE = "# written by the hostfile role\nhvc-node1 slots=2\nhvc-node2 slots=2\nhvc-node3 slots=2\n"
@@ -61,6 +61,12 @@ def test_placement_takes_only_the_slots_asked_for(np, expected):
 def test_placement_refuses_more_ranks_than_slots():
     with pytest.raises(JobRefused, match="np 7: the hostfile has 6 slots"):
         placement(SANDBOX_HOSTFILE, 7)
+
+
+def test_a_limit_keeps_only_its_hosts():
+    assert only_hosts(SANDBOX_HOSTFILE, ["hvc-node2", "hvc-node3"]) == "hvc-node2 slots=2\nhvc-node3 slots=2\n"
+    with pytest.raises(JobRefused, match="names none of the job's hosts"):
+        placement(only_hosts(SANDBOX_HOSTFILE, ["elsewhere"]), None)
 
 
 def test_hostfile_slots_reads_what_horovodrun_reads():
