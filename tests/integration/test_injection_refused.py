@@ -60,6 +60,13 @@ CASES = {
     "hpc_modules_root": ("hpc_modules", "debian12", lambda v, h: {"hpc_modules_root": "/opt/modulefiles" + v}),
     "hpc_modules_env_path": ("hpc_modules", "debian12", lambda v, h: {"hpc_modules_env_path": "/opt/venv" + v}),
     "hpc_modules_version": ("hpc_modules", "debian12", lambda v, h: {"hpc_modules_version": "0.28.1" + v}),
+    # paths and the address written into the systemd unit's ExecStart, WorkingDirectory, EnvironmentFile
+    # (playbooks/jupyterlab.yml)
+    "jupyterlab_root_dir": ("jupyterlab", "debian12", lambda v, h: {"jupyterlab_root_dir": "/srv/jupyterlab" + v}),
+    "jupyterlab_env_path": ("jupyterlab", "debian12", lambda v, h: {"jupyterlab_env_path": "/opt/venv" + v}),
+    "jupyterlab_token_file": ("jupyterlab", "debian12",
+                              lambda v, h: {"jupyterlab_token_file": "/etc/jupyterlab/env" + v}),
+    "jupyterlab_ip": ("jupyterlab", "debian12", lambda v, h: {"jupyterlab_ip": "127.0.0.1" + v}),
 }
 # How the refusal names what is wrong, when the host name itself is the bad value.
 NEEDLES = {"inventory name": "its inventory name", "ansible_host": "ansible_host"}
@@ -77,7 +84,7 @@ PLAYBOOK = [{
            "ansible.builtin.set_fact": dict(facts, cacheable=True)} for kind, facts in FACTS.items()),
         *({"name": f"Decide {role}", "when": f"__test_role == '{role}'",
            "ansible.builtin.include_role": {"name": role, "tasks_from": "decide"}}
-          for role in ("horovod", "cuda_toolkit", "ssh_mesh", "hostfile", "hpc_modules")),
+          for role in ("horovod", "cuda_toolkit", "ssh_mesh", "hostfile", "hpc_modules", "jupyterlab")),
         {"name": "Run a shell in the build environment, as the compile does",
          "when": "__test_case == 'env-values'",
          "ansible.builtin.shell": {

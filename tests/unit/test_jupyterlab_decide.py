@@ -51,8 +51,8 @@ def test_named_host_env_gpu_and_remote_choice(tmp_path):
     assert gpu["token_source"] == "jupyterlab_token" and "a" * 32 not in proc.stdout
 
 
-def test_ipv6_loopback_and_no_tensorboard(tmp_path):
-    proc = run_role(tmp_path, "jupyterlab", {"h": host_facts("debian12", "h")},
+def test_ipv6_loopback_and_no_tensorboard_on_a_pi(tmp_path):
+    proc = run_role(tmp_path, "jupyterlab", {"h": host_facts("raspios12", "h")},
                     host_vars={"h": {"jupyterlab_ip": "::1", "jupyterlab_tensorboard_version": "",
                                      "jupyterlab_nvdashboard": "always"}})
     assert proc.returncode == 0, proc.stdout[-3000:]
