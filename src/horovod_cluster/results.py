@@ -126,12 +126,13 @@ class RolloutResult:
         for warning in (data.get("res") or {}).get("warnings") or []:
             if str(warning) not in host.warnings:
                 host.warnings.append(str(warning))
+        # The last failure is the one that stopped the host: an earlier one may have been rescued
+        # (a block's rescue that then reports why, e.g. the horovod role's stopped compile).
         if kind in ("runner_on_failed", "runner_on_unreachable") and not data.get("ignore_errors"):
-            if host.failure is None:
-                host.failure = TaskFailure(
-                    task=data.get("task", ""), play=play, message=failure_message(data.get("res", {})),
-                    unreachable=kind == "runner_on_unreachable",
-                )
+            host.failure = TaskFailure(
+                task=data.get("task", ""), play=play, message=failure_message(data.get("res", {})),
+                unreachable=kind == "runner_on_unreachable",
+            )
 
     def _apply_recap(self, stats: dict[str, Any]) -> None:
         """The play recap is authoritative for the counts (it knows rescued and ignored)."""
@@ -140,6 +141,9 @@ class RolloutResult:
         for key, attr in recap.items():
             for name, count in (stats.get(key) or {}).items():
                 setattr(self._host(name), attr, int(count))
+        for host in self.hosts.values():
+            if not host.failed and not host.unreachable:
+                host.failure = None  # every failure of this host was rescued
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

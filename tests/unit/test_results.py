@@ -41,6 +41,22 @@ def test_counts_and_failures(result):
     assert result.failed_hosts == ["b", "c"]
 
 
+def test_a_rescued_failure_is_not_the_hosts_failure():
+    # As the horovod role's compile stopped by horovod_build_timeout: the block's rescue reports why.
+    events = [
+        event("runner_on_failed", "a", task="Compile", res={"msg": "async task did not complete"}),
+        event("runner_on_ok", "a", task="Keep the log"),
+        event("runner_on_failed", "a", task="Report the failed build", res={"msg": "stopped by horovod_build_timeout"}),
+        event("runner_on_failed", "b", task="Try", res={"msg": "rescued"}),
+        event("runner_on_ok", "b", task="Fallback"),
+    ]
+    stats = {"ok": {"a": 1, "b": 1}, "failures": {"a": 1}, "rescued": {"a": 1, "b": 1}}
+    rescued = RolloutResult.from_outcome(outcome(events, stats))
+    assert rescued.hosts["a"].failure.task == "Report the failed build"
+    assert rescued.hosts["b"].failure is None and rescued.hosts["b"].succeeded
+    assert rescued.failed_hosts == ["a"]
+
+
 def test_junit_is_valid_and_names_the_task(result):
     root = ET.fromstring(result.to_junit())
     suite = root.find("testsuite")
