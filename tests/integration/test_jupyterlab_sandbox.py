@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 import subprocess
 import time
 from pathlib import Path
@@ -88,6 +89,18 @@ asyncio.run(main())
 '''
 
 
+# GET /api/kernels on hvc-node1 with the token read from stdin; prints the status code.
+STATUS = r'''
+import sys, urllib.error, urllib.request
+request = urllib.request.Request("http://127.0.0.1:8888/api/kernels",
+                                 headers={"Authorization": "token " + sys.stdin.read().strip()})
+try:
+    print(urllib.request.urlopen(request, timeout=30).status)
+except urllib.error.HTTPError as error:
+    print(error.code)
+'''
+
+
 def on_host(*argv: str, stdin: str | None = None, timeout: int = 60) -> subprocess.CompletedProcess:
     return subprocess.run(["podman", "exec", "-i", HOST, *argv], input=stdin, capture_output=True, text=True,
                           timeout=timeout)
@@ -97,6 +110,12 @@ def versions() -> str:
     """torch's and numpy's versions in the environment."""
     return on_host(f"{ENV}/bin/python", "-c", "import torch, numpy; print(torch.__version__, numpy.__version__)",
                    timeout=120).stdout.strip()
+
+
+def api_status(token: str) -> int:
+    script = on_host(f"{ENV}/bin/python", "-c", STATUS, stdin=token)
+    assert script.returncode == 0, script.stderr
+    return int(script.stdout)
 
 
 def token_digest() -> str:
@@ -112,7 +131,8 @@ def rollout():
     took = time.monotonic() - start
     token_first = token_digest()
     second = run_playbook("jupyterlab.yml", SANDBOX, "--limit", HOST)
-    return {"first": first, "second": second, "took": took, "before": before, "after": versions(),
+    dry = run_playbook("jupyterlab.yml", SANDBOX, "--limit", HOST, "--check")
+    return {"first": first, "second": second, "dry": dry, "took": took, "before": before, "after": versions(),
             "tokens": (token_first, token_digest())}
 
 
@@ -137,9 +157,23 @@ def test_torch_and_numpy_keep_their_versions(rollout):
 
 
 def test_a_second_run_changes_nothing_and_keeps_the_token(rollout):
-    second = rollout["second"]
+    second, dry = rollout["second"], rollout["dry"]
     assert second.rc == 0 and second.changed() == 0, second.stats
     assert rollout["tokens"][0] == rollout["tokens"][1]
+    assert dry.rc == 0 and dry.changed() == 0, dry.stats  # nor would a dry run (check mode)
+
+
+def test_a_dry_run_of_a_new_service_writes_nothing(rollout):
+    """Check mode with another user, folder, token file, unit and port: it plans the changes, and the host
+    has none of them afterwards (no user, folders, token or unit; nothing listens on the port)."""
+    names = {"jupyterlab_user": "hvcdry", "jupyterlab_root_dir": "/srv/hvcdry",
+             "jupyterlab_token_file": "/etc/hvcdry/env", "jupyterlab_service": "hvcdry", "jupyterlab_port": 8899}
+    dry = run_playbook("jupyterlab.yml", SANDBOX, "--limit", HOST, "--check", extra_vars=names)
+    assert dry.rc == 0, dry.failure_messages(HOST)
+    assert dry.changed() > 0
+    left = on_host("bash", "-c", "id hvcdry; ls -d /srv/hvcdry /etc/hvcdry /etc/systemd/system/hvcdry.service; "
+                   "ss -ltnH | grep -w 8899; true")
+    assert "no such user" in left.stderr and left.stdout == "", left.stdout + left.stderr
 
 
 def test_the_service_is_active_on_loopback_only(rollout):
@@ -166,3 +200,22 @@ def test_the_api_wants_the_token_and_a_kernel_runs_horovod(rollout):
     assert got["without_token"] == 403 and got["with_token"] == 200
     assert got["reply"] == "ok", got["stderr"]
     assert got["stdout"].split() == ["1", VERSION]
+
+
+def test_a_given_token_replaces_the_file_and_restarts_the_server(rollout):
+    """Last (it changes the token): jupyterlab_token is written to the file and the handler restarts the
+    server, so the new token works and the old one no longer does; then, the file removed, a run generates a
+    fresh one again."""
+    old = on_host("cat", TOKEN_FILE).stdout.strip().removeprefix("JUPYTER_TOKEN=")
+    given = "given-" + secrets.token_hex(16)
+    run = run_playbook("jupyterlab.yml", SANDBOX, "--limit", HOST, extra_vars={"jupyterlab_token": given})
+    assert run.rc == 0, run.failure_messages(HOST)
+    assert any(task.endswith("Restart JupyterLab") and r.get("changed") for _, task, r in run.results())
+    assert given not in json.dumps(run.data)
+    assert (api_status(given), api_status(old)) == (200, 403)
+    assert on_host("rm", TOKEN_FILE).returncode == 0
+    again = run_playbook("jupyterlab.yml", SANDBOX, "--limit", HOST)
+    assert again.rc == 0, again.failure_messages(HOST)
+    fresh = on_host("cat", TOKEN_FILE).stdout.strip().removeprefix("JUPYTER_TOKEN=")
+    assert len(fresh) >= 32 and fresh not in (given, old)
+    assert (api_status(fresh), api_status(given)) == (200, 403)
