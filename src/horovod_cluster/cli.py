@@ -390,13 +390,14 @@ def run(command: tuple[str, ...], np: int | None, controller: str, copy: tuple[P
     # job of a script); a CI runner cancels with SIGTERM: the same then.
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, signal.default_int_handler)
-    result = cluster.launch(job, on_output=lambda line: click.echo(line))
+    json_file = opts.get("json_file")
+    to_stderr = str(json_file) == "-"  # stdout then carries the JSON alone
+    result = cluster.launch(job, on_output=lambda line: click.echo(line, err=to_stderr))
     if result.interrupted:
         stopped = ", ".join(f"{h} {n}" for h, n in sorted(result.stopped.items()))
         console.print(f"job {result.job_id}: interrupted; processes stopped per host: {stopped or 'none left'}")
     else:
         console.print(f"job {result.job_id}: exit {result.rc} after {result.duration:.0f} s")
-    json_file = opts.get("json_file")
     if json_file is not None:
         if str(json_file) == "-":
             click.echo(result.to_json())
