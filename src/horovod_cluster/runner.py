@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -144,7 +145,32 @@ def ansible_env(content: Path) -> dict[str, str]:
         "ANSIBLE_ACTION_PLUGINS": content / "plugins" / "action",
     }
     env.update({name: str(path) for name, path in paths.items() if path.is_dir()})
+    env["ANSIBLE_COLLECTIONS_PATH"] = os.pathsep.join(
+        [str(collection_root(content)), "~/.ansible/collections", "/usr/share/ansible/collections"])
     return env
+
+
+# The playbooks call roles and plugins as hvc.horovod_cluster.<name>.
+COLLECTION = ("hvc", "horovod_cluster")
+
+
+def collection_root(content: Path) -> Path:
+    """A collections path where hvc.horovod_cluster is `content`: a checkout's own .collections/ (a
+    link to the checkout), else a link kept in the cache for this content folder (an installed
+    wheel's copy has no room for one)."""
+    own = content / ".collections"
+    if (own.joinpath("ansible_collections", *COLLECTION) / "roles").is_dir():
+        return own
+    digest = hashlib.sha256(str(content.resolve()).encode()).hexdigest()[:16]
+    root = cache_dir() / "collections" / digest
+    link = root.joinpath("ansible_collections", *COLLECTION)
+    if not link.is_symlink() or link.resolve() != content.resolve():
+        link.parent.mkdir(parents=True, exist_ok=True)
+        tmp = link.with_name(f".{link.name}.{os.getpid()}")
+        tmp.unlink(missing_ok=True)
+        tmp.symlink_to(content.resolve(), target_is_directory=True)
+        os.replace(tmp, link)  # atomic: a concurrent run sees the old link or the new one
+    return root
 
 
 def load_inventory(sources: Sequence[Path], content: Path, options: AnsibleOptions | None = None,

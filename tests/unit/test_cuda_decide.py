@@ -22,7 +22,7 @@ PLAYBOOK = """
   hosts: all
   gather_facts: false
   tasks:
-    - name: Load the recorded facts (playbooks/action_plugins, no connection)
+    - name: Load the recorded facts (plugins/action, no connection)
       hvc_recorded_facts:
         dir: "{{ facts_dir }}"
     - name: Decide cuda_toolkit
@@ -95,8 +95,7 @@ def run(workdir, limit, **extra):
     extra = dict(extra, repo=str(REPO), facts_dir=str(workdir / "facts"))
     out = ansible_playbook_json(["--check", "-i", workdir / "inventory.json", "-l", limit, workdir / "decide.yml",
                                  "-e", json.dumps(extra)], timeout=300,
-                                env={"ANSIBLE_GATHERING": "explicit",
-                                     "ANSIBLE_ACTION_PLUGINS": str(REPO / "playbooks" / "action_plugins")})
+                                env={"ANSIBLE_GATHERING": "explicit"})
     results = {}
     for host, task, res in out.results():
         if res.get("failed"):

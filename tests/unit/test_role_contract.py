@@ -71,6 +71,9 @@ def _applied_roles(tasks) -> list[str]:
     return names
 
 
+FQCN = "hvc.horovod_cluster."
+
+
 def _with_dependencies(role: str) -> list[str]:
     """role after its meta/main.yml dependencies (which Ansible runs first)."""
     meta = yaml.safe_load((REPO / "roles" / role / "meta" / "main.yml").read_text()) or {}
@@ -86,6 +89,9 @@ def _site_roles() -> list[str]:
         for play in yaml.safe_load((REPO / entry["ansible.builtin.import_playbook"]).read_text()):
             names = [r["role"] if isinstance(r, dict) else r for r in play.get("roles", [])]
             names += _applied_roles(play.get("tasks"))
+            # the playbooks call the collection's roles by FQCN (README: As an Ansible collection)
+            assert all(n.startswith(FQCN) for n in names), f"{entry}: a role not called as {FQCN}<role>: {names}"
+            names = [n.removeprefix(FQCN) for n in names]
             for name in (n for role in names for n in _with_dependencies(role)):
                 if name not in order:
                     order.append(name)

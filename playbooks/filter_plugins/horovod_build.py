@@ -1,1 +1,0 @@
-../../plugins/filter/horovod_build.py

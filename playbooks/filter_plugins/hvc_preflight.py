@@ -1,1 +1,0 @@
-../../plugins/filter/hvc_preflight.py
