@@ -2,10 +2,12 @@
 
 Step 1, per host: `horovod_host_state(state, options)` ->
     {"platform_key": str, "needs": bool, "build_candidate": bool, "reason": str}
-  state:   {"platform_key": str, "installed": "0.28.1" | None, "marker": {...} | {}, "cached_wheels": [paths]}
+  state:   {"platform_key": str, "installed": "0.28.1" | None, "marker": {...} | {}, "cached_wheels": [paths],
+            "damaged": [installed files that differ from the wheel's RECORD]}
   options: {"force_rebuild": bool, "share_wheels": bool}
   A host needs horovod when it is not installed, its marker names another platform key (or is
-  missing/corrupt: an interrupted build or install never wrote it), or a rebuild is forced.
+  missing/corrupt: an interrupted build or install never wrote it), an installed file is missing or
+  differs from its RECORD hash (`damaged`), or a rebuild is forced.
   It must build (build_candidate) when it needs horovod and no wheel of its key is cached (or a
   rebuild is forced, or wheels are not shared).
 
@@ -29,6 +31,9 @@ def horovod_host_state(state: dict, options: dict | None = None) -> dict:
     share = options.get("share_wheels", True)
     marker = state.get("marker") or {}
     installed = state.get("installed")
+    # the probe's check of the installed files against the wheel's RECORD (hashes): a deleted or
+    # changed file makes the host reinstall, as a missing install does
+    damaged = list(state.get("damaged") or [])
     if force:
         reason = "horovod_force_rebuild is true"
     elif not installed:
@@ -37,9 +42,11 @@ def horovod_host_state(state: dict, options: dict | None = None) -> dict:
         reason = "no marker (an earlier build or install did not finish)"
     elif marker.get("platform_key") != key:
         reason = f"platform key changed from {marker.get('platform_key')}"
+    elif damaged:
+        reason = "installed horovod files missing or changed: " + ", ".join(damaged)
     else:
         reason = f"installed horovod matches platform key {key}"
-    needs = force or not installed or marker.get("platform_key") != key
+    needs = force or not installed or marker.get("platform_key") != key or bool(damaged)
     cached = list(state.get("cached_wheels") or []) if share else []
     build_candidate = bool(needs and (force or not cached or not share))
     return {"platform_key": key, "needs": bool(needs), "build_candidate": build_candidate, "reason": reason}

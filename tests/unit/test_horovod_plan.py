@@ -34,6 +34,15 @@ def test_torch_pin_change_rebuilds_once():
                           "builder": "a", "reason": f"platform key changed from {KEY}"}
 
 
+def test_changed_installed_file_reinstalls_the_cached_wheel():
+    damaged = dict(DONE, damaged=["horovod/torch/mpi_lib_v2.cpython-311-x86_64-linux-gnu.so"])
+    plans = decide({"a": damaged, "b": DONE})
+    assert plans["a"]["action"] == "install_wheel" and plans["a"]["method"] == "wheel_from_cache"
+    assert plans["a"]["reason"] == ("installed horovod files missing or changed: "
+                                    "horovod/torch/mpi_lib_v2.cpython-311-x86_64-linux-gnu.so")
+    assert plans["b"]["action"] == "none"
+
+
 def test_cached_wheel_means_no_compile():
     fresh = {"platform_key": KEY, "installed": None, "marker": {}, "cached_wheels": ["w.whl"]}
     plans = decide({"a": fresh, "b": fresh})

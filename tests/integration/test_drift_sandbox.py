@@ -1,0 +1,82 @@
+"""A rollout with nothing to change stays fast and still repairs a drifted host (after the main job).
+
+A no-op rollout takes Horovod's check-build result from the marker (the installed files match the
+wheel's RECORD hashes) instead of importing the frameworks again; the next rollout after a host
+drifted (libuv removed, a file of the installed Horovod deleted, the marker deleted) puts every piece
+back and runs check-build there again.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from horovod_cluster import Cluster
+
+ROOT = Path(__file__).resolve().parents[2]
+SANDBOX = ROOT / "inventories" / "sandbox"
+VENV = "/opt/horovod/venv"
+MARKER = f"{VENV}/.horovod-platform-key.json"
+CHECK_BUILD = "Horovod | Read the build's capabilities (check-build)"
+
+pytestmark = [
+    pytest.mark.sandbox,
+    pytest.mark.skipif(not (SANDBOX / "hosts.yml").is_file(), reason="sandbox not up (horovod-cluster sandbox up)"),
+]
+
+
+def _exec(host: str, *argv: str, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(["podman", "exec", host, *argv], capture_output=True, text=True, check=check)
+
+
+def _check_build_runs(artifacts: Path) -> dict[str, str]:
+    """host -> how the check-build task ended in the run whose artifacts are there (ok/skipped/...)."""
+    ends = {}
+    for path in artifacts.rglob("job_events/*.json"):
+        event = json.loads(path.read_text())
+        data = event.get("event_data") or {}
+        if (data.get("task", "").endswith(CHECK_BUILD) and event["event"].startswith("runner_on_")
+                and event["event"] != "runner_on_start"):
+            ends[data["host"]] = event["event"].removeprefix("runner_on_")
+    return ends
+
+
+def _horovod_so(host: str) -> str:
+    found = _exec(host, "find", f"{VENV}/lib", "-path", "*/horovod/torch/*", "-name", "mpi_lib_v2*.so").stdout.split()
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_noop_rollout_skips_check_build_and_drift_is_repaired(tmp_path):
+    hosts = Cluster(SANDBOX).hosts()
+    # the main job's rollout ran check-build once per host; the marker holds its result since
+    noop = Cluster(SANDBOX, artifacts_dir=tmp_path / "noop").rollout()
+    assert noop.ok, noop.to_json()
+    assert {h: r.changed for h, r in noop.hosts.items()} == {h: 0 for h in hosts}, noop.to_json()
+    assert _check_build_runs(tmp_path / "noop") == {h: "skipped" for h in hosts}
+    for host in hosts:
+        verified = json.loads(_exec(host, "cat", MARKER).stdout)["verified"]
+        assert "pytorch" in verified["info"]["capabilities"]["frameworks"], verified
+
+    # Drift: libuv and one compiled file of Horovod gone on the second host, the marker on the third.
+    drifted, unmarked = hosts[1], hosts[2]
+    library = _horovod_so(drifted)
+    _exec(drifted, "apt-get", "remove", "-y", "-q", "libuv1-dev")
+    _exec(drifted, "rm", library)
+    _exec(unmarked, "rm", MARKER)
+
+    repair = Cluster(SANDBOX, artifacts_dir=tmp_path / "repair").rollout()
+    assert repair.ok, repair.to_json()
+    assert repair.hosts[hosts[0]].changed == 0, repair.to_json()
+    assert repair.hosts[drifted].changed > 0 and repair.hosts[unmarked].changed > 0
+    assert _check_build_runs(tmp_path / "repair") == {hosts[0]: "skipped", drifted: "ok", unmarked: "ok"}
+    assert _exec(drifted, "dpkg-query", "-W", "-f", "${Status}", "libuv1-dev").stdout == "install ok installed"
+    assert _exec(drifted, "test", "-s", library, check=False).returncode == 0
+    for host in (drifted, unmarked):
+        marker = json.loads(_exec(host, "cat", MARKER).stdout)
+        assert marker["verified"]["info"]["version"] == "0.28.1", marker
+
+    report = Cluster(SANDBOX).check(smoke=False)
+    assert report.ok, report.to_json()
