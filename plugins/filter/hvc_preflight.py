@@ -209,6 +209,20 @@ def preflight_summary(platform):
     return ", ".join(parts)
 
 
+def missing_packages(wanted, preflight=None):
+    """The packages of `wanted` the host lacks, by the list preflight read this run (hvc_preflight.packages);
+    all of them when that list is unknown (a plan over recorded facts, a role run without preflight, not
+    apt), so the package task then runs as it always would. A pinned `name=version` counts as missing."""
+    if isinstance(wanted, str):
+        wanted = [wanted]
+    installed = (preflight or {}).get("packages")
+    if installed is None:
+        return list(wanted)
+    installed = set(installed)
+    return [name for name in wanted if "=" in name or name not in installed]
+
+
 class FilterModule(object):
     def filters(self):
-        return {"hvc_preflight_errors": preflight_errors, "hvc_preflight_summary": preflight_summary}
+        return {"hvc_preflight_errors": preflight_errors, "hvc_preflight_summary": preflight_summary,
+                "hvc_missing_packages": missing_packages}

@@ -1,6 +1,8 @@
 """The preflight decide step's pure checks (plugins/filter/hvc_preflight.py)."""
 from __future__ import annotations
 
+import pytest
+
 import hvc_preflight as pf
 
 MATRIX = [{"os": "ubuntu", "versions": ["22.04", "24.04"]}, {"os": "debian", "versions": ["12"]},
@@ -93,3 +95,17 @@ def test_summary():
                                                            "cuda_version": "13.0"}, cores=64)
     assert pf.preflight_summary(p) == ("ubuntu 24.04 x86_64, 2 NVIDIA GPUs (driver 580.95.05, CUDA 13.0), "
                                        "64 cores, Python 3.11.2")
+
+
+def test_missing_packages_by_the_list_preflight_read():
+    preflight = {"packages": ["libuv1-dev", "pkg-config", "cmake"]}
+    assert pf.missing_packages(["libuv1-dev", "pkg-config"], preflight) == []
+    assert pf.missing_packages(["cmake", "iperf3", "libuv1-dev"], preflight) == ["iperf3"]
+    assert pf.missing_packages("iperf3", preflight) == ["iperf3"]
+    # a pinned package is left to apt
+    assert pf.missing_packages(["cmake=3.25.1-1"], preflight) == ["cmake=3.25.1-1"]
+
+
+@pytest.mark.parametrize("preflight", [None, {}, {"packages": None}])
+def test_missing_packages_when_nothing_was_read_is_everything(preflight):
+    assert pf.missing_packages(["libuv1-dev", "pkg-config"], preflight) == ["libuv1-dev", "pkg-config"]
