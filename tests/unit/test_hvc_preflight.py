@@ -93,3 +93,24 @@ def test_summary():
                                                            "cuda_version": "13.0"}, cores=64)
     assert pf.preflight_summary(p) == ("ubuntu 24.04 x86_64, 2 NVIDIA GPUs (driver 580.95.05, CUDA 13.0), "
                                        "64 cores, Python 3.11.2")
+
+
+PI32 = dict(os_id="raspios", os_name="Raspbian GNU/Linux 12 (bookworm)", arch="armv7l", kernel_arch="aarch64")
+TORCH = {"wanted": True, "version": "2.13.0", "wheelhouse": "/srv/wheels", "wheels": []}
+
+
+def test_armv7l_needing_torch_is_refused_with_both_ways_out():
+    errors = pf.preflight_errors(platform(**PI32), "pi02", checks(armv7l_torch=TORCH))
+    assert len(errors) == 1
+    assert errors[0].startswith("host pi02: Raspbian GNU/Linux 12 (bookworm) (armv7l, a 32-bit userland) has no "
+                                "PyTorch wheels")
+    assert "the 64-bit Raspberry Pi OS (aarch64)" in errors[0]
+    assert "put torch-2.13.0-<python tags>-linux_armv7l.whl directly in /srv/wheels" in errors[0]
+
+
+def test_armv7l_with_its_own_torch_wheel_or_without_torch_passes():
+    own = dict(TORCH, wheels=["/srv/wheels/torch-2.13.0-cp311-cp311-linux_armv7l.whl"])
+    assert pf.preflight_errors(platform(**PI32), "pi02", checks(armv7l_torch=own)) == []
+    assert pf.preflight_errors(platform(**PI32), "pi02", checks(armv7l_torch=dict(TORCH, wanted=False))) == []
+    # the 64-bit OS on the same board needs no wheel of its own (PyPI has aarch64 torch)
+    assert pf.preflight_errors(platform(**dict(PI32, arch="aarch64")), "pi02", checks(armv7l_torch=TORCH)) == []
