@@ -41,7 +41,7 @@ PLATFORMS = {
     "ubuntu20": {"os_family": "Debian", "distribution": "Ubuntu", "distribution_major_version": "20",
                  "distribution_version": "20.04", "system": "Linux", "architecture": "x86_64"},
     "macos14": {"os_family": "Darwin", "distribution": "MacOSX", "distribution_major_version": "14",
-                "distribution_version": "14.5", "system": "Darwin", "architecture": "arm64"},
+                "distribution_version": "14.5", "user_dir": "/Users/admin", "system": "Darwin", "architecture": "arm64"},
     "rocky9": {"os_family": "RedHat", "distribution": "Rocky", "distribution_major_version": "9",
                "distribution_version": "9.4", "system": "Linux", "architecture": "x86_64"},
 }

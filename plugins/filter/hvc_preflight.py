@@ -167,6 +167,22 @@ def check_homebrew(host, platform, require_homebrew):
             "installed" % host]
 
 
+def check_armv7l_torch(host, platform, torch):
+    """32-bit Raspberry Pi OS (armv7l): PyTorch publishes no wheels for it, so a host that needs torch is refused
+    unless the wheelhouse holds a torch wheel of the user's own for armv7l (python_env then installs that one)."""
+    torch = dict(torch or {})
+    if platform.get("arch") != "armv7l" or not torch.get("wanted") or torch.get("wheels"):
+        return []
+    version = torch.get("version") or "<version>"
+    wheelhouse = torch.get("wheelhouse") or "<python_env_wheelhouse>"
+    return ["host %s: %s (armv7l, a 32-bit userland) has no PyTorch wheels: PyTorch publishes none for armv7l, "
+            "so torch %s cannot be installed here and Horovod cannot be built against it (python_env_torch_version, "
+            "horovod_frameworks); allowed: the 64-bit Raspberry Pi OS (aarch64) on this board, or a torch wheel of "
+            "your own for armv7l in python_env_wheelhouse (put torch-%s-<python tags>-linux_armv7l.whl directly in %s, "
+            "python_env installs it from there)"
+            % (host, platform.get("os_name") or platform.get("os_id"), version, version, wheelhouse)]
+
+
 def preflight_errors(platform, host, checks):
     """All findings for one host; `checks` carries the knobs and the variables' values."""
     platform = dict(platform or {})
@@ -185,6 +201,7 @@ def preflight_errors(platform, host, checks):
     errors += check_choices(host, checks.get("choices"), checks.get("values"))
     errors += check_gpu_options(host, platform, checks.get("gpu_options"), checks.get("values"),
                                 checks.get("gpu_build_host"), checks.get("gpu_required"))
+    errors += check_armv7l_torch(host, platform, checks.get("armv7l_torch"))
     errors += check_inventory_groups(host, checks.get("group_names"), checks.get("platform_groups"),
                                      checks.get("cluster_hosts"), checks.get("require_cluster_group"))
     if checks.get("check_duplicate_addresses", True):

@@ -31,6 +31,12 @@ RECORDED_CASES = [
      ["host pi5-64", "preflight_gpu_required is true", "no NVIDIA GPU was detected", "allowed on this host: false"]),
     ("unknown list value", PLAN_INVENTORY, "pi4-32", {"horovod_frameworks": ["pytorch", "caffe"]},
      ["host pi4-32", "horovod_frameworks has unknown value 'caffe'", "allowed values: pytorch, tensorflow, mxnet"]),
+    # PyTorch publishes no armv7l wheels: the fixture's way out (its own wheel in the wheelhouse) taken away
+    ("32-bit Pi OS needing torch without a wheel of the user's own", PLAN_INVENTORY, "pi4-32",
+     {"python_env_wheelhouse": ""},
+     ["host pi4-32", "(armv7l, a 32-bit userland) has no PyTorch wheels", "torch 2.13.0 cannot be installed",
+      "allowed: the 64-bit Raspberry Pi OS (aarch64)", "a torch wheel of your own for armv7l in python_env_wheelhouse",
+      "torch-2.13.0-<python tags>-linux_armv7l.whl"]),
     ("unknown scalar value", PLAN_INVENTORY, "gpu-ubuntu2404", {"python_env_manager": "pipenv"},
      ["host gpu-ubuntu2404", "python_env_manager has unknown value 'pipenv'", "allowed values: venv, conda"]),
     ("Ansible too old for the requirement", PLAN_INVENTORY, "cpu-debian12", {"preflight_min_ansible_version": "99.0"},

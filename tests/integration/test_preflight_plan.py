@@ -165,3 +165,17 @@ def test_plan_shows_the_shared_download_settings_without_proxy_secrets(tmp_path)
     plain = run_playbook("plan.yml", PLAN_INVENTORY, "--limit", "cpu-debian12",
                          extra_vars={"cluster_plan_roles": ["cluster_defaults"]}).plan["cpu-debian12"]["cluster_defaults"]
     assert (plain["action"], plain["proxy_variables"], plain["download_env_variables"]) == ("none", [], [])
+
+
+def test_armv7l_way_out_reaches_the_environment(full_plan):
+    """pi4-32 (32-bit Pi OS) plans because the fixture inventory's wheelhouse for it holds a torch wheel of the
+    user's own for armv7l (tests/fixtures/wheelhouse-armv7l); python_env installs that wheel, with no download,
+    and horovod builds against it. Without it preflight refuses the host
+    (test_preflight_bad_input.py, test_lab_plan.py)."""
+    pi = full_plan.plan["pi4-32"]
+    assert pi["preflight"]["action"] == "pass"
+    env = pi["python_env"]
+    assert os.path.realpath(env["wheel_dir"]) == str(REPO / "tests" / "fixtures" / "wheelhouse-armv7l")
+    assert env["wheels"] == ["torch-2.13.0-cp311-cp311-linux_armv7l.whl"] and env["fill"] == {}
+    assert env["requirements"][0] == "torch==2.13.0"
+    assert pi["horovod"]["platform_key"] == "hvd0.28.1-raspios12-armv7l-py3.11-pytorch2.13.0-cpu-gpuopsnone-mpi4"

@@ -240,6 +240,7 @@ def test_inventory_without_cluster_refused_in_plan(tmp_path, shape):
 # python_env will install when nothing is installed yet to ask: one full plan run, a host per case. Every host
 # pins torch 2.13.0 (as inventories/lab does) unless its case says otherwise.
 TF = {"horovod_frameworks": ["pytorch", "tensorflow"]}
+MASTER = {"horovod_source": "git", "horovod_git_commit": "2626dc87a3a8eb8fb7d2216198ce45bce0f9e65a"}
 COMBOS = {
     "torch-9.9.9": ({"python_env_torch_version": "9.9.9"},
                     ["[torch-newer-than-tested]", "pin python_env_torch_version to 2.13.0 or 2.14.1"]),
@@ -249,10 +250,23 @@ COMBOS = {
     "tf-unpinned": (TF, ["horovod_frameworks lists tensorflow without a version",
                          "an item tensorflow==2.15.1 in python_env_pip_packages"]),
     "tf-2.16.1": ({**TF, "python_env_pip_packages": ["tensorflow==2.16.1"]},
-                  ["[tensorflow-2.16]", "drop tensorflow from horovod_frameworks"]),
+                  ["[tensorflow-2.16] horovod 0.28.1 with tensorflow 2.16.1", "drop tensorflow from horovod_frameworks",
+                   "https://github.com/horovod/horovod/issues/4290"]),
+    "torch-1.4.0": ({"python_env_torch_version": "1.4.0"},
+                    ["[pytorch-range] horovod 0.28.1 with torch 1.4.0", "0.28.1 builds with torch >=1.5.0,<2.1"]),
+    "master-torch-2.14.1": ({**MASTER, "python_env_torch_version": "2.14.1"},
+                            ["[torch-2.14-on-master] horovod 0.28.1 (commit 2626dc87a3a8) with torch 2.14.1",
+                             "torch 2.14 needs C++20", "https://github.com/horovod/horovod/pull/3998"]),
+    "commit-not-in-matrix": ({"horovod_source": "git", "horovod_git_commit": "a" * 40},
+                             ["[horovod-not-in-matrix] horovod 0.28.1 (commit aaaaaaaaaaaa): from git, not in the compatibility matrix",
+                              "or set horovod_allow_untested true"]),
 }
 COMBOS_OK = {"tf-2.15.1": {**TF, "python_env_pip_packages": ["tensorflow==2.15.1"]},
              "torch-2.14.1": {"python_env_torch_version": "2.14.1"},
+             # torch 2.1 to 2.12 fails with 0.28.1's C++14 (horovod #3996, #4014): the plan patches C++17 in
+             "torch-2.5.1": {"python_env_torch_version": "2.5.1"},
+             # master has PR #3998: its own CMake sets C++17, nothing to patch
+             "master-torch-2.13.0": MASTER,
              "torch-pinned-in-pip-packages": {"python_env_torch_version": "", "python_env_pip_packages": ["torch==2.14.1"]},
              # the user's own environment: the rollout's probe asks it for its torch
              "own-environment": {"python_env_torch_version": "", "horovod_python": "/opt/mine/bin/python"}}
@@ -307,10 +321,13 @@ def test_pip_requirement_refused_in_plan(combos, case):
 def test_good_combination_planned(combos, case):
     assert combos.stats[case]["failures"] == 0, combos.failure_messages(case)
     assert combos.plan[case]["horovod"]["action"] in ("build", "install_wheel")  # one builder per platform key
-    # the pinned torch (>= 2.13) is known in plan now: the C++ standard fix shows, and the key names it
-    if case.startswith("torch-"):
-        assert "cxx20" in combos.plan[case]["horovod"]["fixes"]
-        assert "-pytorch2.14.1" in combos.plan[case]["horovod"]["platform_key"]
+    # the pinned torch is known in plan: the matrix's C++ standard for its range shows, and the key names it
+    plan = combos.plan[case]["horovod"]
+    want = {"torch-2.14.1": ("20", ["cxx20"], "-pytorch2.14.1"), "torch-2.5.1": ("17", ["cxx17"], "-pytorch2.5.1"),
+            "master-torch-2.13.0": ("", [], "hvd0.28.1_2626dc87a3a8-")}.get(case)
+    if want:
+        assert (str(plan["cxx_standard"]), plan["fixes"]) == want[:2], plan
+        assert want[2] in plan["platform_key"], plan["platform_key"]
 
 
 # A user's own playbook can give values as role params or play vars, which the inventory-level settings check

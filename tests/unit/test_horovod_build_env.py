@@ -110,3 +110,12 @@ def test_platform_key_unchanged(same):
 def test_platform_key_missing():
     with pytest.raises(HorovodFilterError, match="platform.arch"):
         horovod_platform_key({"os": "debian12", "python": "3.11"})
+
+
+def test_planned_mpi_series_and_the_rollouts_mpirun_version_give_one_key():
+    """plan knows the distro's Open MPI series ("4"), the rollout what mpirun reports ("4.1.6"): same key;
+    without MPI the key says so."""
+    planned = horovod_platform_key(dict(CPU, mpi_version="4"))
+    assert planned == horovod_platform_key(dict(CPU, mpi_version="4.1.6")) and planned.endswith("-mpi4")
+    assert horovod_platform_key(dict(CPU, mpi_version="5.0.7")).endswith("-mpi5")
+    assert horovod_platform_key(dict(CPU, mpi_version=None)).endswith("-nompi")

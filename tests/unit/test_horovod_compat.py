@@ -1,48 +1,116 @@
-"""Compatibility matrix (roles/horovod/vars/compat.yml) and its checker."""
+"""Compatibility matrix (roles/horovod/vars/compat.yml, the one data file) and its checker; the README table
+generated from it."""
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from horovod_compat import HorovodCompatError, horovod_compat_check, horovod_compat_fixes, version_matches
+from horovod_compat import (HorovodCompatError, horovod_compat_check, horovod_compat_fixes, version_matches,
+                            horovod_compat_markdown)
 
-MATRIX = yaml.safe_load(
-    (Path(__file__).resolve().parents[2] / "roles/horovod/vars/compat.yml").read_text())["horovod_compat_matrix"]
-BASE = {"horovod": "0.28.1", "source": "pypi", "pytorch": "2.13.0+cpu", "tensorflow": None,
+ROOT = Path(__file__).resolve().parents[2]
+MATRIX = yaml.safe_load((ROOT / "roles/horovod/vars/compat.yml").read_text())["horovod_compat_matrix"]
+MASTER = "2626dc87a3a8eb8fb7d2216198ce45bce0f9e65a"
+BASE = {"horovod": "0.28.1", "source": "pypi", "commit": None, "pytorch": "2.13.0+cpu", "tensorflow": None,
         "python": "3.11.2", "cmake": "3.25.1", "cuda": None, "os": "debian12", "arch": "x86_64"}
+ON_MASTER = dict(BASE, source="git", commit=MASTER)
+
+
+def ids(result, kind="refusals"):
+    return [r["id"] for r in result[kind]]
 
 
 def test_known_good_cpu_needs_cxx20_only():
     got = horovod_compat_check(BASE, MATRIX)
-    assert got["ok"] and got["known_good"]
+    assert got["ok"] and got["known_good"] and got["build"] == "0.28.1"
+    assert got["cxx_standard"] == 20
     assert horovod_compat_fixes(BASE, MATRIX) == ["cxx20"]
 
 
-def test_old_torch_no_fix():
-    assert horovod_compat_fixes(dict(BASE, pytorch="2.1.2"), MATRIX) == []
+# The C++ standard 0.28.1 needs per torch range (#3996/#4014: torch >= 2.1 fails with 0.28.1's C++14;
+# PR #3998's C++17; 2.13.0 and 2.14.1 measured here with C++20); None = 0.28.1's own C++14 is right.
+@pytest.mark.parametrize("torch, standard", [
+    ("1.5.0", None), ("1.13.1", None), ("2.0.1", None), ("2.1.0", 17), ("2.1.1+cu121", 17), ("2.5.1", 17),
+    ("2.12.1", 17), ("2.13.0", 20), ("2.14.1+cu130", 20),
+])
+def test_cxx_standard_follows_the_torch_range_on_0281(torch, standard):
+    got = horovod_compat_check(dict(BASE, pytorch=torch), MATRIX)
+    assert got["ok"], got["message"]
+    assert got["cxx_standard"] == standard
+    assert horovod_compat_fixes(dict(BASE, pytorch=torch), MATRIX) == ([f"cxx{standard}"] if standard else [])
 
 
-def test_tf_216_refused_with_reason_and_way_out():
-    got = horovod_compat_check(dict(BASE, tensorflow="2.16.1"), MATRIX)
-    assert not got["ok"]
-    assert got["refusals"][0]["id"] == "tensorflow-2.16"
-    assert "4290" in got["message"] and "Way out" in got["message"] and "2.15" in got["message"]
+@pytest.mark.parametrize("torch", ["1.13.1", "2.1.0", "2.5.1", "2.13.0"])
+def test_master_sets_its_own_standard(torch):
+    """master has PR #3998 (C++17 for torch >= 2.1 in its own CMake): no patch, and not the release's key."""
+    got = horovod_compat_check(dict(ON_MASTER, pytorch=torch), MATRIX)
+    assert got["ok"], got["message"]
+    assert (got["build"], got["cxx_standard"], got["fixes"]) == ("master-2626dc87a3a8", None, [])
+
+
+def test_torch_214_on_master_refused_naming_both_versions_and_the_pr():
+    got = horovod_compat_check(dict(ON_MASTER, pytorch="2.14.1"), MATRIX)
+    assert not got["ok"] and ids(got) == ["torch-2.14-on-master"]
+    assert "horovod 0.28.1 (commit 2626dc87a3a8) with torch 2.14.1" in got["message"]
+    assert "https://github.com/horovod/horovod/pull/3998" in got["message"]
+    # bad, not untested: horovod_allow_untested does not let it through
+    assert not horovod_compat_check(dict(ON_MASTER, pytorch="2.14.1", allow_untested=True), MATRIX)["ok"]
+
+
+def test_tf_216_refused_with_both_versions_reason_way_out_and_issue():
+    for combo in (BASE, ON_MASTER):
+        got = horovod_compat_check(dict(combo, tensorflow="2.16.1"), MATRIX)
+        assert not got["ok"] and ids(got) == ["tensorflow-2.16"]
+        assert "with tensorflow 2.16.1" in got["message"] and "horovod 0.28.1" in got["message"]
+        assert "https://github.com/horovod/horovod/issues/4290" in got["message"]
+        assert "Way out: pin tensorflow < 2.16" in got["message"]
     assert horovod_compat_check(dict(BASE, tensorflow="2.15.1"), MATRIX)["ok"]
+    # TF >= 2.10 is C++17 in 0.28.1's own CMake: nothing to patch for it
+    assert horovod_compat_check(dict(BASE, pytorch=None, tensorflow="2.15.1"), MATRIX)["cxx_standard"] is None
+
+
+@pytest.mark.parametrize("framework, version, spans", [
+    ("pytorch", "1.4.0", ">=1.5.0,<2.1"), ("tensorflow", "1.14.0", ">=1.15.0,<2.10"),
+])
+def test_framework_older_than_horovod_accepts_is_refused_even_when_untested_allowed(framework, version, spans):
+    got = horovod_compat_check(dict(BASE, **{framework: version}, allow_untested=True), MATRIX)
+    assert not got["ok"] and ids(got) == [f"{framework}-range"]
+    assert spans in got["message"] and version in got["message"]
+
+
+def test_torch_newer_than_tested_untested_and_built_with_the_newest_standard_when_allowed():
+    combo = dict(BASE, pytorch="2.15.0")
+    got = horovod_compat_check(combo, MATRIX)
+    assert not got["ok"] and ids(got) == ["torch-newer-than-tested"] and "torch 2.15.0" in got["message"]
+    allowed = horovod_compat_check(dict(combo, allow_untested=True), MATRIX)
+    assert allowed["ok"] and ids(allowed, "warnings") == ["torch-newer-than-tested"]
+    assert allowed["cxx_standard"] == 20
+
+
+def test_a_horovod_outside_the_matrix_is_untested_and_gets_no_patch():
+    for combo in (dict(BASE, source="git", commit="a" * 40), dict(BASE, horovod="0.28.0")):
+        got = horovod_compat_check(combo, MATRIX)
+        assert not got["ok"] and ids(got) == ["horovod-not-in-matrix"]
+        assert "horovod_allow_untested" in got["message"] and "master at 2626dc87a3a8" in got["message"]
+        allowed = horovod_compat_check(dict(combo, allow_untested=True), MATRIX)
+        assert allowed["ok"] and allowed["build"] is None and allowed["cxx_standard"] is None
 
 
 def test_python_312_untested_refused_unless_allowed():
     combo = dict(BASE, python="3.12.3")
-    assert not horovod_compat_check(combo, MATRIX)["ok"]
+    got = horovod_compat_check(combo, MATRIX)
+    assert not got["ok"] and "with Python 3.12.3" in got["message"] and "distutils" in got["message"]
     allowed = horovod_compat_check(dict(combo, allow_untested=True), MATRIX)
     assert allowed["ok"] and allowed["warnings"][0]["id"] == "python-3.12"
 
 
 def test_cmake4_needs_policy():
-    assert set(horovod_compat_fixes(dict(BASE, cmake="4.0.2"), MATRIX)) == {"cxx20", "cmake_policy"}
+    assert horovod_compat_fixes(dict(BASE, cmake="4.0.2"), MATRIX) == ["cxx20", "cmake_policy"]
 
 
-def test_cxx_fix_for_every_source():
-    for source in ("pypi", "git", "path"):
+def test_cxx_fix_for_the_release_from_pypi_or_a_path():
+    for source in ("pypi", "path"):
         assert horovod_compat_fixes(dict(BASE, source=source), MATRIX) == ["cxx20"]
 
 
@@ -53,6 +121,31 @@ def test_cuda_on_macos_refused():
 def test_gpu_known_good():
     got = horovod_compat_check(dict(BASE, pytorch="2.14.1+cu130", cuda="13.0"), MATRIX)
     assert got["ok"] and got["known_good"]
+
+
+def test_matrix_is_whole():
+    """Every source named exists; each build's ranges are ordered without overlap; the version just above each
+    build's newest range is refused by a rule (no gap where the matrix would say nothing)."""
+    named = {s for rule in MATRIX["rules"] for s in rule.get("sources", [])}
+    for build in MATRIX["builds"]:
+        for framework, rows in build["frameworks"].items():
+            named |= {s for row in rows for s in row["sources"]}
+            for low, high in zip(rows, rows[1:]):
+                top = high["versions"].split(",")[0].lstrip(">=")
+                assert low["versions"].endswith("<" + top), (build["id"], framework, low, high)
+                assert low["cxx"] <= high["cxx"]
+            beyond = rows[-1]["versions"].split("<")[-1]
+            combo = dict(ON_MASTER if build["when"]["commit"] != "absent" else BASE, pytorch=None, tensorflow=None)
+            combo[framework] = beyond
+            got = horovod_compat_check(combo, MATRIX)
+            assert not got["ok"] and not ids(got)[0].endswith("-range"), (build["id"], framework, ids(got))
+    assert named <= set(MATRIX["sources"]), named - set(MATRIX["sources"])
+
+
+def test_unknown_source_id_is_an_error():
+    broken = dict(MATRIX, rules=[dict(MATRIX["rules"][0], sources=["nowhere"])])
+    with pytest.raises(HorovodCompatError, match="unknown source"):
+        horovod_compat_check(dict(BASE, tensorflow="2.16.1"), broken)
 
 
 @pytest.mark.parametrize("version, spec, want", [
@@ -66,3 +159,14 @@ def test_version_matches(version, spec, want):
 def test_bad_version_string():
     with pytest.raises(HorovodCompatError, match="bad version"):
         horovod_compat_check(dict(BASE, pytorch="latest"), MATRIX)
+
+
+def test_readme_table_is_the_matrix():
+    sys.path.insert(0, str(ROOT / "tests"))
+    import compat_table
+    readme = (ROOT / "roles/horovod/README.md").read_text()
+    assert compat_table.readme_table(readme) == horovod_compat_markdown(MATRIX), \
+        "stale: run python tests/compat_table.py --write"
+    # the table carries the ranges, standards and sources (a render that dropped them would fail here)
+    assert "| 0.28.1 | torch | `>=2.1,<2.13` | 17 | the role's patch |" in readme
+    assert "[hvd-3996](https://github.com/horovod/horovod/issues/3996)" in readme

@@ -109,3 +109,24 @@ def test_missing_packages_by_the_list_preflight_read():
 @pytest.mark.parametrize("preflight", [None, {}, {"packages": None}])
 def test_missing_packages_when_nothing_was_read_is_everything(preflight):
     assert pf.missing_packages(["libuv1-dev", "pkg-config"], preflight) == ["libuv1-dev", "pkg-config"]
+
+
+PI32 = dict(os_id="raspios", os_name="Raspbian GNU/Linux 12 (bookworm)", arch="armv7l", kernel_arch="aarch64")
+TORCH = {"wanted": True, "version": "2.13.0", "wheelhouse": "/srv/wheels", "wheels": []}
+
+
+def test_armv7l_needing_torch_is_refused_with_both_ways_out():
+    errors = pf.preflight_errors(platform(**PI32), "pi02", checks(armv7l_torch=TORCH))
+    assert len(errors) == 1
+    assert errors[0].startswith("host pi02: Raspbian GNU/Linux 12 (bookworm) (armv7l, a 32-bit userland) has no "
+                                "PyTorch wheels")
+    assert "the 64-bit Raspberry Pi OS (aarch64)" in errors[0]
+    assert "put torch-2.13.0-<python tags>-linux_armv7l.whl directly in /srv/wheels" in errors[0]
+
+
+def test_armv7l_with_its_own_torch_wheel_or_without_torch_passes():
+    own = dict(TORCH, wheels=["/srv/wheels/torch-2.13.0-cp311-cp311-linux_armv7l.whl"])
+    assert pf.preflight_errors(platform(**PI32), "pi02", checks(armv7l_torch=own)) == []
+    assert pf.preflight_errors(platform(**PI32), "pi02", checks(armv7l_torch=dict(TORCH, wanted=False))) == []
+    # the 64-bit OS on the same board needs no wheel of its own (PyPI has aarch64 torch)
+    assert pf.preflight_errors(platform(**dict(PI32, arch="aarch64")), "pi02", checks(armv7l_torch=TORCH)) == []

@@ -72,7 +72,8 @@ def test_cpu_host_has_no_cuda_packages():
 
 
 def test_pip_section_points_at_the_rendered_requirements_file():
-    pip = [d for d in cpu_env()["dependencies"] if isinstance(d, dict)]
+    # the prefix a Linux host resolves (the default is templated over cluster_user_space)
+    pip = [d for d in cpu_env(python_env_conda_prefix="/opt/conda")["dependencies"] if isinstance(d, dict)]
     assert pip == [{"pip": ["-r file:/opt/conda/envs/.hvc/horovod-requirements.txt"]}]
 
 

@@ -1,0 +1,127 @@
+"""The lab inventory as shipped (inventories/lab: its hosts and group_vars) planned over recorded facts of each
+kind of host, with no connection: the plan must be right for every kind of host, with the lab's own settings.
+
+gpu02 (Ubuntu 22.04, L4) is left out: its recorded driver (535, CUDA 12.2) is older than the lab's
+cuda_toolkit_version 13.0, which cuda_toolkit refuses by design (tests/unit/test_cuda_decide.py covers it).
+"""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import yaml
+
+from ansible_run import REPO, run_playbook
+
+FACTS = REPO / "tests" / "fixtures" / "facts"
+LAB = REPO / "inventories" / "lab"
+# lab host -> recorded facts of that kind of host
+RECORDED = {"gpu01": "gpu-ubuntu2404", "cpu01": "cpu-debian12", "mac01": "mac-m2", "pi01": "pi5-64",
+            "pi02": "pi4-32"}
+GUARD = {"ansible_connection": "ssh", "ansible_ssh_executable": "/nonexistent/plan-must-not-connect",
+         "ansible_python_interpreter": "/nonexistent/python3"}
+
+
+def lab_copy(folder, hosts=RECORDED):
+    """inventories/lab with its group_vars as they are; each host points at recorded facts and cannot be reached
+    (host vars beat the lab's group_vars). What the lab asks its user to fill in for a Mac is filled in."""
+    shutil.copytree(LAB / "group_vars", folder / "group_vars")
+    # group_vars/all/python_env.yml: "For macOS hosts set the digest published next to the release asset"
+    (folder / "group_vars" / "macs" / "conda-checksum.yml").write_text(
+        yaml.safe_dump({"python_env_conda_sha256": {"MacOSX-arm64": "cd" * 32}}))
+    facts = folder / "facts"
+    facts.mkdir()
+    for host, recorded in hosts.items():
+        shutil.copy(FACTS / f"{recorded}.json", facts / f"{host}.json")
+    inventory = yaml.safe_load((LAB / "hosts.yml").read_text())
+
+    def walk(group):
+        for name in list(group.get("hosts") or {}):
+            group["hosts"][name] = {**(group["hosts"][name] or {}), **GUARD}
+        for child in (group.get("children") or {}).values():
+            walk(child)
+    walk(inventory["all"])
+    inventory["all"]["vars"] = {"cluster_facts_dir": str(facts)}
+    path = folder / "hosts.yml"
+    path.write_text(yaml.safe_dump(inventory))
+    return path
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    return run_playbook("plan.yml", lab_copy(tmp_path_factory.mktemp("lab")), "--limit", ",".join(RECORDED))
+
+
+def test_lab_plans_every_host_but_the_32_bit_pi_without_connecting(lab):
+    for host in RECORDED:
+        assert lab.stats[host]["unreachable"] == 0
+    assert not any("plan-must-not-connect" in str(result) for _, _, result in lab.results())
+    failed = sorted(h for h in RECORDED if lab.stats[h]["failures"])
+    assert failed == ["pi02"], {h: lab.failure_messages(h) for h in failed}
+    for host in set(RECORDED) - {"pi02"}:
+        assert all(plan.get("action") != "fail" for plan in lab.plan[host].values()), lab.plan[host]
+    assert lab.changed() == 0
+
+
+def test_lab_refuses_its_32_bit_pi_in_preflight_with_both_ways_out(lab):
+    """PyTorch publishes no armv7l wheels: pi02 (Pi OS 32-bit) is refused before any role plans it."""
+    plan = lab.plan["pi02"]
+    assert plan["preflight"]["action"] == "fail" and set(plan) == {"cluster_defaults", "preflight"}
+    message = lab.failure_messages("pi02")
+    assert "host pi02: Raspbian GNU/Linux 12 (bookworm) (armv7l, a 32-bit userland) has no PyTorch wheels" in message
+    assert "allowed: the 64-bit Raspberry Pi OS (aarch64) on this board" in message
+    assert "or a torch wheel of your own for armv7l in python_env_wheelhouse" in message
+    assert "put torch-2.13.0-<python tags>-linux_armv7l.whl directly in" in message
+
+
+def test_lab_gpu_host_key_names_cuda_sms_nccl_and_the_mpi_it_builds(lab):
+    """The lab's gpu_nodes settings (horovod_gpu_operations: NCCL, cuda_toolkit/nccl nvidia_repo, CUDA 13.0)
+    plan cleanly; the key names the CUDA version, the A100s' compute capability, NCCL, and the Open MPI major
+    the openmpi role plans (Ubuntu 24.04's Open MPI 4), the same inputs the rollout builds with."""
+    plan = lab.plan["gpu01"]
+    horovod = plan["horovod"]
+    assert horovod["platform_key"] == "hvd0.28.1-ubuntu24-x86_64-py3.11-pytorch2.13.0-cuda13.0-sm80-gpuopsnccl-mpi4"
+    assert (plan["cuda_toolkit"]["method"], plan["nccl"]["method"]) == ("nvidia_repo", "nvidia_repo")
+    env = horovod["build_env"]
+    assert env["HOROVOD_GPU_OPERATIONS"] == "NCCL" and env["HOROVOD_BUILD_CUDA_CC_LIST"] == "80"
+    assert env["HOROVOD_WITH_MPI"] == "1" and env["HOROVOD_CUDA_HOME"] == plan["cuda_toolkit"]["home"]
+    assert env["HOROVOD_NCCL_HOME"] == plan["nccl"]["home"]
+    # the openmpi role plans the distro's Open MPI (series 4 on Debian and Ubuntu, published as hvc_openmpi.version
+    # "4" in plan); the rollout's mpirun then reports 4.1.x: the key keeps the major only, so both give mpi4
+    assert plan["openmpi"]["method"] == "distro"
+    # Linux hosts: system paths, created as root (the lab's ansible_become: true)
+    assert (plan["python_env"]["env_path"], plan["python_env"]["become"]) == ("/opt/conda/envs/horovod", True)
+    assert (horovod["build_root"], horovod["log_dir"], horovod["become"]) == ("/var/tmp/horovod-build", "/var/log", True)
+
+
+def test_lab_mac_plans_into_its_users_home_without_become(lab):
+    """Macs run with ansible_become: false (group_vars/macs/connection.yml): every path the Mac's plan writes
+    is under the user's home, and the environment and Horovod are planned without become."""
+    plan = lab.plan["mac01"]
+    home = "/Users/admin/.horovod"
+    assert plan["python_env"]["env_path"] == f"{home}/conda/envs/horovod"
+    assert plan["python_env"]["become"] is False and plan["horovod"]["become"] is False
+    horovod = plan["horovod"]
+    assert horovod["marker"] == f"{home}/conda/envs/horovod/.horovod-platform-key.json"
+    assert (horovod["build_root"], horovod["log_dir"]) == (f"{home}/build", f"{home}/log")
+    assert plan["hostfile"]["path"] == f"{home}/hostfile"
+    assert horovod["platform_key"].startswith("hvd0.28.1-macos14-aarch64-py3.11-pytorch2.13.0-cpu-gpuopsnone-mpi")
+    assert not [path for path in _paths(plan) if path.startswith(("/opt/", "/etc/", "/var/"))], _paths(plan)
+
+
+def _paths(plan):
+    """Every absolute host path the plan names (the wheel folder on the controller excluded)."""
+    found = []
+
+    def walk(value, key=""):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, k)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, key)
+        elif isinstance(value, str) and value.startswith("/") and key not in ("wheel_dir", "artifacts_dir"):
+            found.append(value)
+    for role in ("python_env", "horovod", "hostfile"):
+        walk(plan[role])
+    return found
