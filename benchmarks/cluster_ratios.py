@@ -79,7 +79,9 @@ def measure(count: int, warm_wheels: bool, work: Path) -> dict:
                   flush=True)
         # No-op runs on the N hosts, alternating the two runners; the faster of two runs each.
         env = {**os.environ, "ANSIBLE_CONFIG": str(content_dir() / "ansible.cfg")}
-        plain_cmd = ["ansible-playbook", str(content_dir() / "site.yml"), "-i", str(inventory)]
+        # this interpreter's own ansible-playbook (a venv's, also when the venv is not activated)
+        playbook = shutil.which("ansible-playbook", path=str(Path(sys.executable).parent)) or "ansible-playbook"
+        plain_cmd = [playbook, str(content_dir() / "site.yml"), "-i", str(inventory)]
         if not warm_wheels:
             plain_cmd += ["-e", f"horovod_artifacts_dir={work / f'wheels-{count}'}"]
         runner, plain = [], []
