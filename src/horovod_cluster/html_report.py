@@ -91,10 +91,10 @@ def _hosts(report: CheckReport) -> str:
 def _findings(report: CheckReport) -> str:
     if not report.findings:
         return '<h2>Consistency</h2>\n<p id="findings"><span class="ok">no finding</span>: the hosts agree</p>\n'
-    rows = [[_e(f.key), _e(f.message),
+    rows = [[_e(f.key), _e(f.severity), _e(f.message),
              "<br>".join(f"{_e(host)}: {_e(value)}" for host, value in sorted(f.values.items()))]
             for f in report.findings]
-    return "<h2>Consistency</h2>\n" + _table(["key", "finding", "values"], rows, id="findings")
+    return "<h2>Consistency</h2>\n" + _table(["key", "severity", "finding", "values"], rows, id="findings")
 
 
 def _smoke(report: CheckReport) -> str:

@@ -87,7 +87,8 @@ def _check(report: CheckReport, console: Console) -> None:
         for problem in host.get("problems", []):
             console.print(f"[red]problem[/] {name}: {problem}")
     for finding in report.findings:
-        console.print(f"[bold red]finding[/] {finding.message}", highlight=False)
+        label = "[yellow]warning[/]" if finding.severity == "warning" else "[bold red]finding[/]"
+        console.print(f"{label} {finding.message}", highlight=False)
     for name, result in report.smoke_results.items():
         verdict = result.get("status") or ("passed" if result.get("ok") else "failed")
         if result.get("ranks"):

@@ -273,11 +273,13 @@ class WheelhouseResult:
 
 @dataclass
 class Finding:
-    """Hosts that will train together but disagree, e.g. on the torch version."""
+    """Hosts that will train together but disagree, e.g. on the torch version. An `error` breaks a
+    Horovod job; a `warning` does not (torch differing only across architectures, see check.yml)."""
 
     key: str
     message: str
     values: dict[str, Any]  # host -> its value
+    severity: str = "error"
 
 
 @dataclass
@@ -285,7 +287,8 @@ class CheckReport:
     """The structured result check.yml publishes as `hvc_check`, plus the run under it.
 
     `ok` means: the run had no failed or unreachable host, every host is healthy (check.yml
-    lists its `problems`, e.g. "horovod not installed"), there is no consistency finding, and
+    lists its `problems`, e.g. "horovod not installed"), there is no consistency error (warnings
+    are reported only), and
     the smoke test (when asked for) passed for every controller or was skipped with a reason,
     and at least one host was checked.
     A host without horovod is therefore not ok.
@@ -322,9 +325,17 @@ class CheckReport:
         return bool(results) and all(result.get("ok") for result in results.values())
 
     @property
+    def errors(self) -> list[Finding]:
+        return [finding for finding in self.findings if finding.severity != "warning"]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [finding for finding in self.findings if finding.severity == "warning"]
+
+    @property
     def ok(self) -> bool:
         checked = bool(self.hosts)  # a check of no host at all proves nothing
-        return checked and self.run.ok and not self.unhealthy_hosts and not self.findings and self.smoke_ok
+        return checked and self.run.ok and not self.unhealthy_hosts and not self.errors and self.smoke_ok
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "ok": self.ok, "hosts": self.hosts,
@@ -355,7 +366,10 @@ class CheckReport:
                 ET.SubElement(case, "failure", message="; ".join(problems)[:500]).text = "\n".join(problems)
         for finding in self.findings:
             case = ET.SubElement(suite, "testcase", classname="check.consistency", name=finding.key)
-            ET.SubElement(case, "failure", message=finding.message[:500]).text = json.dumps(finding.values)
+            if finding.severity == "warning":
+                ET.SubElement(case, "system-out").text = f"warning: {finding.message}"
+            else:
+                ET.SubElement(case, "failure", message=finding.message[:500]).text = json.dumps(finding.values)
         for name, result in self.smoke_results.items():
             case = ET.SubElement(suite, "testcase", classname="check.smoke", name=name)
             if result.get("status") == "skipped":
@@ -371,7 +385,8 @@ class CheckReport:
     @classmethod
     def from_stats(cls, data: dict[str, Any] | None, run: RolloutResult) -> CheckReport:
         data = data or {}
-        findings = [Finding(key=f.get("key", ""), message=f.get("message", ""), values=f.get("values", {}))
+        findings = [Finding(key=f.get("key", ""), message=f.get("message", ""), values=f.get("values", {}),
+                            severity=f.get("severity", "error"))
                     for f in data.get("findings") or []]
         return cls(hosts=data.get("hosts") or {}, findings=findings, smoke=data.get("smoke"),
                    bandwidth=data.get("bandwidth"), run=run)

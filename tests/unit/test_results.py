@@ -93,6 +93,20 @@ def test_check_report_ok_rules(result):
     assert from_json(odd.to_json()).to_json() == odd.to_json()
 
 
+def test_check_report_warning_is_reported_but_not_a_failure():
+    healthy = {"healthy": True, "problems": []}
+    clean = RolloutResult.from_outcome(outcome([event("runner_on_ok", "a")], {"ok": {"a": 1}}, rc=0))
+    warning = {"key": "torch", "severity": "warning", "message": "torch differs only across architectures",
+               "values": {"a": "2.13.0+cpu", "pi": "2.5.1"}}
+    report = CheckReport.from_stats({"hosts": {"a": healthy}, "findings": [warning]}, clean)
+    assert report.ok and report.errors == [] and [f.key for f in report.warnings] == ["torch"]
+    suite = ET.fromstring(report.to_junit())
+    assert suite.findall(".//failure") == []
+    assert "warning: torch differs" in suite.find(".//testcase[@name='torch']/system-out").text
+    again = from_json(report.to_json())
+    assert again.ok and again.findings[0].severity == "warning"
+
+
 def test_plan_junit(result):
     plan = PlanResult({"a": {"cuda_toolkit": {"action": "skip", "method": "none", "reason": "no GPU"}}}, result)
     suites = ET.fromstring(plan.to_junit()).findall("testsuite")

@@ -1,0 +1,66 @@
+# -*- coding: utf-8 -*-
+# Apache-2.0
+"""check.yml's consistency rules as a pure function: what each host reported in, findings out.
+
+Which differences break a Horovod job and which do not:
+- horovod: the wire format of Horovod's messages is the version's own; two versions in one job is an error.
+- controllers: a job started with --gloo or --mpi needs that controller in every host's build (read from
+  the check-build result the horovod role keeps in its marker; a host without one, `unknown`, is left out).
+- mpi_major: Open MPI 4 and 5 daemons do not talk to each other.
+- python: one training script and one pickled object format on every rank (major.minor).
+- torch: tensors travel as raw buffers, so torch on an arm64 board may be another release than on the
+  x86 hosts (PyTorch publishes other builds per architecture: a Pi often has an older CPU build). A
+  difference only *across* architectures, with one major version, is a warning; a difference between
+  hosts of one architecture, a major version apart, or torch missing somewhere is an error.
+"""
+from __future__ import annotations
+
+KEYS = ("python", "torch", "horovod", "mpi_major", "controllers")
+
+
+def _values_text(values):
+    return ", ".join("%s=%s" % (host, value) for host, value in sorted(values.items()))
+
+
+def _torch_warning(values, arches):
+    """Why a torch difference is harmless, or None when it is not."""
+    if "absent" in values.values():
+        return None
+    by_arch = {}
+    for host, version in values.items():
+        by_arch.setdefault(arches.get(host, "?"), set()).add(version)
+    if any(len(versions) > 1 for versions in by_arch.values()):
+        return None
+    if len({str(version).split(".")[0] for version in values.values()}) > 1:
+        return None
+    per_arch = "; ".join("%s: %s" % (arch, ", ".join(sorted(versions))) for arch, versions in sorted(by_arch.items()))
+    return ("torch differs only across architectures (%s): harmless for a Horovod job (tensors travel as raw "
+            "buffers), but a model must load and train alike under both releases" % per_arch)
+
+
+def check_findings(hosts, keys=KEYS):
+    """`hosts`: {host: {'arch': ..., 'compare': {key: value}}}. Returns [{key, severity, message, values}],
+    severity `error` (the hosts cannot train together) or `warning` (they can; said so the user knows)."""
+    hosts = dict(hosts or {})
+    arches = {host: (data or {}).get("arch") for host, data in hosts.items()}
+    findings = []
+    for key in keys:
+        values = {host: ((data or {}).get("compare") or {}).get(key, "absent") for host, data in hosts.items()}
+        if key == "controllers":
+            values = {host: value for host, value in values.items() if value != "unknown"}
+        if len(set(values.values())) < 2:
+            continue
+        warning = _torch_warning(values, arches) if key == "torch" else None
+        findings.append({
+            "key": key,
+            "severity": "warning" if warning else "error",
+            "message": ("%s: %s" % (warning, _values_text(values)) if warning
+                        else "hosts disagree on %s: %s" % (key, _values_text(values))),
+            "values": values,
+        })
+    return findings
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"hvc_check_findings": check_findings}

@@ -1,0 +1,54 @@
+"""check.yml's consistency rules (plugins/filter/hvc_check.py): which host differences fail a check."""
+from __future__ import annotations
+
+import hvc_check
+
+
+def host(arch="x86_64", **compare):
+    base = {"python": "3.11", "torch": "2.13.0+cpu", "horovod": "0.28.1", "mpi_major": "4",
+            "controllers": "gloo,mpi"}
+    base.update(compare)
+    return {"arch": arch, "compare": base}
+
+
+def by_key(findings):
+    return {f["key"]: f for f in findings}
+
+
+def test_agreeing_hosts_have_no_finding():
+    assert hvc_check.check_findings({"a": host(), "b": host(), "c": host()}) == []
+
+
+def test_torch_across_architectures_is_a_warning():
+    hosts = {"x1": host(), "x2": host(), "pi": host("aarch64", torch="2.5.1")}
+    [finding] = hvc_check.check_findings(hosts)
+    assert finding["key"] == "torch" and finding["severity"] == "warning"
+    assert "aarch64: 2.5.1; x86_64: 2.13.0+cpu" in finding["message"]
+    assert finding["values"] == {"x1": "2.13.0+cpu", "x2": "2.13.0+cpu", "pi": "2.5.1"}
+
+
+def test_torch_within_one_architecture_is_an_error():
+    hosts = {"x1": host(), "x2": host(torch="2.12.0+cpu"), "pi": host("aarch64", torch="2.5.1")}
+    [finding] = hvc_check.check_findings(hosts)
+    assert finding["severity"] == "error" and finding["message"].startswith("hosts disagree on torch")
+
+
+def test_torch_a_major_version_apart_or_missing_is_an_error():
+    major = {"x1": host(), "pi": host("aarch64", torch="1.13.1")}
+    assert by_key(hvc_check.check_findings(major))["torch"]["severity"] == "error"
+    missing = {"x1": host(), "pi": host("aarch64", torch="absent")}
+    assert by_key(hvc_check.check_findings(missing))["torch"]["severity"] == "error"
+
+
+def test_horovod_mpi_python_and_controllers_are_errors_even_across_architectures():
+    hosts = {"x1": host(), "pi": host("aarch64", horovod="0.28.0", mpi_major="5", python="3.12",
+                                      controllers="gloo")}
+    found = by_key(hvc_check.check_findings(hosts))
+    assert sorted(found) == ["controllers", "horovod", "mpi_major", "python"]
+    assert {f["severity"] for f in found.values()} == {"error"}
+    assert found["controllers"]["message"] == "hosts disagree on controllers: pi=gloo, x1=gloo,mpi"
+
+
+def test_a_host_without_a_recorded_check_build_is_left_out_of_controllers():
+    hosts = {"x1": host(), "x2": host(controllers="unknown")}
+    assert hvc_check.check_findings(hosts) == []
