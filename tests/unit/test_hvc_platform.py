@@ -41,8 +41,8 @@ def test_families(fixture_text):
     ("rpi-3bplus", "Raspberry Pi 3 Model B Plus Rev 1.3", True),
     ("rpi-zero-2w", "Raspberry Pi Zero 2 W Rev 1.0", True),
     ("rpi-cm4", "Raspberry Pi Compute Module 4 Rev 1.0", True),
-    ("jetson-orin-nano", "NVIDIA Jetson Orin Nano Developer Kit", False),
-    ("rockpro64", "Pine64 RockPro64 v2.1", False),
+    ("jetson-orin-nano", "NVIDIA Orin Nano Developer Kit", False),
+    ("rockpro64", "Pine64 RockPro64 v2.0", False),
 ])
 def test_device_tree_model(name, model, is_pi):
     from conftest import FIXTURES
@@ -64,12 +64,12 @@ def test_pi_os_64bit_detected_by_rpi_issue(fixture_text):
     facts = hp.build_platform(os_release_text=fixture_text("os-release/raspios-12-arm64"), machine="aarch64",
                               rpi_issue_text=fixture_text("rpi-issue/bookworm"))
     assert facts["os_id"] == "raspios"
-    assert facts["rpi_issue"] == "Raspberry Pi reference 2024-03-15"
+    assert facts["rpi_issue"] == "Raspberry Pi reference 2024-11-19"
 
 
 def test_debian_on_other_arm_board_is_not_a_pi(fixture_text):
     facts = hp.build_platform(os_release_text=fixture_text("os-release/debian-12"), machine="aarch64",
-                              device_tree_model_raw=b"Pine64 RockPro64 v2.1\x00")
+                              device_tree_model_raw=b"Pine64 RockPro64 v2.0\x00")
     assert (facts["os_id"], facts["is_raspberry_pi"]) == ("debian", False)
 
 
