@@ -1,7 +1,7 @@
 """The lab inventory as shipped (inventories/lab: its hosts and group_vars) planned over recorded facts of each
 kind of host, with no connection: the plan must be right for every kind of host, with the lab's own settings.
 
-gpu02 (Ubuntu 22.04, L4) is left out: its recorded driver (535, CUDA 12.2) is older than the lab's
+gpu02 (Ubuntu 22.04, Tesla T4) is left out: its recorded driver (535, CUDA 12.2) is older than the lab's
 cuda_toolkit_version 13.0, which cuda_toolkit refuses by design (tests/unit/test_cuda_decide.py covers it).
 """
 from __future__ import annotations

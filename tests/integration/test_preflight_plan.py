@@ -32,7 +32,7 @@ def test_preflight_plan_over_recorded_facts():
         assert (got["os_id"], got["os_version"], got["arch"], got["is_raspberry_pi"], got["gpu_count"]) == \
             (os_id, version, arch, is_pi, gpus)
     assert run.plan["gpu-ubuntu2404"]["preflight"]["platform"]["cuda_version"] == "13.0"
-    assert "2 NVIDIA GPUs (driver 580.95.05, CUDA 13.0)" in run.plan["gpu-ubuntu2404"]["preflight"]["reason"]
+    assert "2 NVIDIA GPUs (driver 580.126.09, CUDA 13.0)" in run.plan["gpu-ubuntu2404"]["preflight"]["reason"]
     assert "Raspberry Pi 5 Model B Rev 1.0" in run.plan["pi5-64"]["preflight"]["reason"]
     assert run.changed() == 0
 

@@ -2,7 +2,7 @@
 
 ansible-playbook --check runs the roles' tasks/decide.yml on fixture hosts whose facts come from a
 recorded-facts folder: an Ubuntu 24.04 host with two A100s (real nvidia-smi output, driver 580 /
-CUDA 13.0), the same host with an L4 on driver 535 (CUDA 12.2), a Mac, a Raspberry Pi and a
+CUDA 13.0), the same host with a Tesla T4 on driver 535 (CUDA 12.2), a Mac, a Raspberry Pi and a
 Debian 12 host without GPU, loaded by plan.yml's hvc_recorded_facts action (no connection).
 The GPU facts are built by preflight's own parser from the real nvidia-smi fixtures.
 """
@@ -67,9 +67,9 @@ def _linux(dist, major, arch, smi=None, pi=False, lsb_id=None):
 
 HOSTS = {
     "ubuntu-gpu": _linux("Ubuntu", "24", "x86_64", "a100x2-driver580-cuda13.0.txt"),
-    "ubuntu-l4-535": _linux("Ubuntu", "24", "x86_64", "l4-driver535-cuda12.2.txt"),
+    "ubuntu-t4-535": _linux("Ubuntu", "24", "x86_64", "t4-driver535-cuda12.2.txt"),
     "ubuntu-arm-gpu": _linux("Ubuntu", "22", "aarch64", "a100x2-driver580-cuda13.0.txt"),
-    "old-2080ti": _linux("Ubuntu", "22", "x86_64", "rtx2080ti-driver470-cuda11.4.txt"),
+    "old-geforce-470": _linux("Ubuntu", "22", "x86_64", "geforce-driver470-cuda11.4.txt"),
     "debian-nogpu": _linux("Debian", "12", "x86_64", None),
     "rpi": _linux("Debian", "12", "aarch64", None, pi=True),
     "mac": {"ansible_system": "Darwin", "ansible_os_family": "Darwin", "ansible_distribution": "MacOSX",
@@ -170,8 +170,8 @@ def test_distro_plan_on_debian(workdir):
      ["cuda_toolkit_method=distro", "11.8", "cuda_toolkit_version"]),
     ("ubuntu-gpu", {"cuda_toolkit_method": "pip", "cuda_toolkit_torch_cuda": "cu128"},
      ["cuda_toolkit_torch_cuda", "cu128", "major 12", "cuda_toolkit_version is 13.0"]),
-    ("ubuntu-l4-535", {}, ["driver 535.129.03", "CUDA up to 12.2", "cuda_toolkit_version 13.0"]),
-    ("old-2080ti", {"cuda_toolkit_version": "12.4"}, ["driver 470.182.03", "CUDA up to 11.4",
+    ("ubuntu-t4-535", {}, ["driver 535.129.03", "CUDA up to 12.2", "cuda_toolkit_version 13.0"]),
+    ("old-geforce-470", {"cuda_toolkit_version": "12.4"}, ["driver 470.57.02", "CUDA up to 11.4",
                                                        "cuda_toolkit_version 12.4"]),
     ("rpi", {"cuda_toolkit_method": "nvidia_repo"}, ["Raspberry Pi"]),
     ("ubuntu-gpu", {"nccl_method": "nvidia_repo", "cuda_toolkit_method": "pip"},
@@ -188,13 +188,13 @@ def test_bad_input_fails_in_decide_naming_the_variable(workdir, host, extra, wor
 
 def test_driver_of_the_same_major_passes(workdir):
     # driver 535 (CUDA 12.2) runs a 12.8 build: CUDA minor version compatibility
-    rc, res = run(workdir, "ubuntu-l4-535", cuda_toolkit_version="12.8")
+    rc, res = run(workdir, "ubuntu-t4-535", cuda_toolkit_version="12.8")
     assert rc == 0, res
-    assert res["ubuntu-l4-535"]["cuda"]["action"] == "install"
-    assert res["ubuntu-l4-535"]["nccl"]["version"] == "2.25.1-1+cuda12.8"
+    assert res["ubuntu-t4-535"]["cuda"]["action"] == "install"
+    assert res["ubuntu-t4-535"]["nccl"]["version"] == "2.25.1-1+cuda12.8"
 
 
 def test_driver_check_can_be_turned_off(workdir):
-    rc, res = run(workdir, "ubuntu-l4-535", cuda_toolkit_driver_check=False)
+    rc, res = run(workdir, "ubuntu-t4-535", cuda_toolkit_driver_check=False)
     assert rc == 0, res
-    assert res["ubuntu-l4-535"]["cuda"]["version"] == "13.0"
+    assert res["ubuntu-t4-535"]["cuda"]["version"] == "13.0"

@@ -106,9 +106,9 @@ def test_macos(fixture_text, name, version, major):
 
 
 @pytest.mark.parametrize("name,driver,cuda,names", [
-    ("a100x2-driver580-cuda13.0.txt", "580.95.05", "13.0", ["NVIDIA A100-SXM4-80GB"] * 2),
-    ("l4-driver535-cuda12.2.txt", "535.129.03", "12.2", ["NVIDIA L4"]),
-    ("rtx2080ti-driver470-cuda11.4.txt", "470.182.03", "11.4", ["NVIDIA GeForce ..."] * 2),
+    ("a100x2-driver580-cuda13.0.txt", "580.126.09", "13.0", ["NVIDIA A100-SXM4-40GB"] * 2),
+    ("t4-driver535-cuda12.2.txt", "535.129.03", "12.2", ["Tesla T4"]),
+    ("geforce-driver470-cuda11.4.txt", "470.57.02", "11.4", ["NVIDIA GeForce ..."]),
 ])
 def test_nvidia_smi_banner_and_table(fixture_text, name, driver, cuda, names):
     text = fixture_text(f"nvidia-smi/{name}")
@@ -132,19 +132,19 @@ def test_gpu_facts_from_nvidia_smi(fixture_text):
                              smi_header_text=fixture_text("nvidia-smi/a100x2-driver580-cuda13.0.txt"),
                              smi_query_rows=rows)
     assert gpu["present"] and gpu["vendor"] == "nvidia" and gpu["count"] == 2
-    assert gpu["names"] == ["NVIDIA A100-SXM4-80GB"] * 2
-    assert (gpu["driver_version"], gpu["cuda_version"]) == ("580.95.05", "13.0")
+    assert gpu["names"] == ["NVIDIA A100-SXM4-40GB"] * 2
+    assert (gpu["driver_version"], gpu["cuda_version"]) == ("580.126.09", "13.0")
     assert gpu["compute_capabilities"] == ["8.0", "8.0"] and gpu["cuda_archs"] == ["80"]
-    assert gpu["memory_mib"] == [81920, 81920]
+    assert gpu["memory_mib"] == [40960, 40960]
     assert gpu["sources"] == ["nvidia-smi", "/proc/driver/nvidia", "/dev/nvidia*"]
 
 
 def test_gpu_facts_old_driver_without_compute_cap(fixture_text):
     fields = ["index", "name", "uuid", "driver_version", "memory.total"]
-    rows = hp.parse_nvidia_smi_query(fixture_text("nvidia-smi/rtx2080ti-driver470-query-no-cc.csv"), fields)
-    gpu = hp.build_gpu_facts(smi_header_text=fixture_text("nvidia-smi/rtx2080ti-driver470-cuda11.4.txt"),
+    rows = hp.parse_nvidia_smi_query(fixture_text("nvidia-smi/geforce-driver470-query-no-cc.csv"), fields)
+    gpu = hp.build_gpu_facts(smi_header_text=fixture_text("nvidia-smi/geforce-driver470-cuda11.4.txt"),
                              smi_query_rows=rows, smi_path="nvidia-smi")
-    assert gpu["names"] == ["NVIDIA GeForce RTX 2080 Ti"] * 2  # the query is not truncated
+    assert gpu["names"] == ["NVIDIA GeForce RTX 3070"]  # the query is not truncated
     assert gpu["compute_capabilities"] == [] and gpu["cuda_version"] == "11.4"
 
 
@@ -179,7 +179,7 @@ def test_query_not_supported_values():
 
 
 def test_platform_ubuntu_gpu_host(fixture_text):
-    gpu = hp.build_gpu_facts(smi_header_text=fixture_text("nvidia-smi/l4-driver535-cuda12.2.txt"))
+    gpu = hp.build_gpu_facts(smi_header_text=fixture_text("nvidia-smi/t4-driver535-cuda12.2.txt"))
     facts = hp.build_platform(os_release_text=fixture_text("os-release/ubuntu-22.04"), machine="x86_64",
                               gpu=gpu, cores=32, python_version="3.10.12")
     assert facts["os_id"] == "ubuntu" and facts["has_nvidia_gpu"] is True
