@@ -162,12 +162,14 @@ def test_controller_downloads_each_wheel_set_it_lacks(tmp_path):
     assert second[-2:] == ["--extra-index-url", "https://download.pytorch.org/whl/cpu"]
     assert {"--python-version", "3.11", "--only-binary=:all:", "--platform=manylinux_2_28_x86_64"} <= set(first)
     assert cpu["pip_options"] == ["--find-links /opt/horovod/wheelhouse"]
+    # The platform whose environment markers pip evaluates for this set (test_python_env_cross_fill.py).
+    assert fill["target"] == ["Linux", "x86_64", "3.11"]
     assert cpu["requirements"] == ["torch==2.13.0+cpu", "numpy"]
     # A GPU host on Ubuntu 24.04 (Python 3.12): the CUDA build, from PyPI, in a set of its own.
     gpu, failure = decide(tmp_path, {**UBUNTU_GPU, "python": {"version": {"major": 3, "minor": 12}}},
                           python_env_torch_version="2.14.1", python_env_wheelhouse=str(wheelhouse))
     assert not failure
-    assert gpu["fill"]["dir"].endswith("/linux-x86_64-cp312-cuda")
+    assert gpu["fill"]["dir"].endswith("/linux-x86_64-cp312-cuda") and gpu["fill"]["target"][2] == "3.12"
     assert len(gpu["fill"]["attempts"]) == 1 and gpu["fill"]["attempts"][0][-2] == "torch==2.14.1"
     # A set filled before numpy was a training package is filled again.
     done = wheelhouse / "linux-x86_64-cp311-cpu"
