@@ -9,12 +9,13 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-for folder in (HERE, HERE / "integration"):
+for folder in (HERE, HERE / "integration", HERE / "unit", HERE.parent / "plugins" / "filter"):
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
 
 import test_injection_refused as injection  # noqa: E402
 import test_preflight_bad_input as bad_input  # noqa: E402
+import test_rootless as rootless  # noqa: E402
 import test_settings_refused as settings  # noqa: E402
 
 # Tests that are one refusal each (no case table): (what, where, test).
@@ -64,6 +65,14 @@ def rows() -> list[tuple[str, str, str, str]]:
     for case in injection.EXTRA:
         out.append((f"non-ASCII {case.split(':')[0]}", "hostfile decide", case.split(":")[0],
                     "test_injection_refused.py::test_refused_in_decide_naming_the_variable"))
+    for kw, fragments in rootless.REFUSED:
+        what = "cluster_rootless with " + ", ".join(f"{k}={v}" for k, v in (kw.get("values") or kw).items())
+        out.append((what, "preflight (rootless)", _first(fragments),
+                    f"test_rootless.py::test_refused_naming_the_variable[{what}]"))
+    for missing, _ in rootless.MISSING:
+        out.append((f"cluster_rootless on a host without {missing}", "preflight (rootless)",
+                    f"the system package {missing} is not installed",
+                    f"test_rootless.py::test_missing_package_refused_naming_it_and_the_way_out[{missing}]"))
     for what, who, test in SINGLE:
         out.append((what, who, "", test))
     return out
@@ -77,7 +86,7 @@ def markdown() -> str:
         "Bad input refused before any host changes (by `horovod-cluster plan`, `playbooks/plan.yml` and",
         "`site.yml`'s preflight stage), each naming the host, the variable and what is allowed. Generated from the",
         "tests' case tables by `python tests/refusals.py > docs/refusals.md`; every row is a test under",
-        "`tests/integration/`.",
+        "`tests/integration/` or `tests/unit/`.",
         "",
         f"**{len(table)} refusals.**",
         "",

@@ -7,6 +7,7 @@ fix the inventory without reading the role.
 """
 from __future__ import annotations
 
+import posixpath
 import re
 
 _VERSION_RE = re.compile(r"^\d+(\.\d+){0,3}$")
@@ -183,6 +184,67 @@ def check_armv7l_torch(host, platform, torch):
             % (host, platform.get("os_name") or platform.get("os_id"), version, version, wheelhouse)]
 
 
+def _in_home(path, home):
+    """Whether `path` (as given) stays inside `home`; `~` and `~/...` are the home."""
+    path = str(path)
+    if path == "~" or path.startswith("~/"):
+        return True
+    if not path.startswith("/") or not home:
+        return False
+    home = posixpath.normpath(str(home))
+    return posixpath.normpath(path).startswith(home.rstrip("/") + "/")
+
+
+def check_rootless(host, rootless):
+    """cluster_rootless: no become, no system package installed, no file outside the user's home. Refuses what
+    cannot work so, naming the variable (and its allowed values) or the missing package (and the way out)."""
+    r = dict(rootless or {})
+    if not r.get("enabled"):
+        return []
+    errors = []
+    where = "host %s: cluster_rootless is true" % host
+    if r.get("become"):
+        errors.append("%s but ansible_become is true (a rootless run never becomes root); allowed: "
+                      "ansible_become: false, or cluster_rootless: false on a host where you have sudo" % where)
+    if r.get("user_space") in (False, "false", "False", "no"):
+        errors.append("%s but cluster_user_space is false (a rootless host keeps its files under "
+                      "cluster_user_prefix); allowed: cluster_user_space: true, or leave it unset" % where)
+    allowed = r.get("allowed_methods") or {}
+    values = r.get("values") or {}
+    for name in sorted(allowed):
+        value = values.get(name, UNDEFINED)
+        if value in (UNDEFINED, None) or value in allowed[name]:
+            continue
+        errors.append("%s but %s=%s needs root (system packages or folders); allowed with cluster_rootless: %s"
+                      % (where, name, value, ", ".join(str(a) for a in allowed[name])))
+    home = r.get("home") or ""
+    for name in sorted(r.get("paths") or []):
+        value = values.get(name, UNDEFINED)
+        if value in (UNDEFINED, None, "") or _in_home(value, home):
+            continue
+        errors.append("%s but %s=%s is outside the user's home %s (a rootless run writes nowhere else); "
+                      "allowed: a path under %s, or leave %s unset (its default is under cluster_user_prefix)"
+                      % (where, name, value, home or "(unknown)", home or "the home", name))
+    user = r.get("user") or ""
+    mesh_user = values.get("ssh_mesh_user", UNDEFINED)
+    if mesh_user not in (UNDEFINED, None, "") and user and mesh_user != user:
+        errors.append("%s but ssh_mesh_user=%s is not the connecting user %s (only that user's ~/.ssh can be "
+                      "written without root); allowed: ssh_mesh_user: %s, or leave it unset"
+                      % (where, mesh_user, user, user))
+    installed = r.get("packages")
+    if installed is None:  # not read (a plan over recorded facts, not an apt host): the apply checks again
+        return errors
+    installed = set(installed)
+    for need in r.get("needs") or []:
+        missing = [name for name in need.get("packages") or [] if name not in installed]
+        if missing:
+            errors.append("%s and the system package%s %s %s not installed (needed for %s; a rootless run installs "
+                          "no system package); allowed: %s"
+                          % (where, "s" if len(missing) > 1 else "", ", ".join(missing),
+                             "are" if len(missing) > 1 else "is", need.get("for"), need.get("way_out")))
+    return errors
+
+
 def preflight_errors(platform, host, checks):
     """All findings for one host; `checks` carries the knobs and the variables' values."""
     platform = dict(platform or {})
@@ -202,6 +264,7 @@ def preflight_errors(platform, host, checks):
     errors += check_gpu_options(host, platform, checks.get("gpu_options"), checks.get("values"),
                                 checks.get("gpu_build_host"), checks.get("gpu_required"))
     errors += check_armv7l_torch(host, platform, checks.get("armv7l_torch"))
+    errors += check_rootless(host, checks.get("rootless"))
     errors += check_inventory_groups(host, checks.get("group_names"), checks.get("platform_groups"),
                                      checks.get("cluster_hosts"), checks.get("require_cluster_group"))
     if checks.get("check_duplicate_addresses", True):

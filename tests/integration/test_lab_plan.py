@@ -6,6 +6,7 @@ cuda_toolkit_version 13.0, which cuda_toolkit refuses by design (tests/unit/test
 """
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -125,3 +126,53 @@ def _paths(plan):
     for role in ("python_env", "horovod", "hostfile"):
         walk(plan[role])
     return found
+
+
+ROOTLESS = {"cluster_rootless": True, "ansible_become": False}
+
+
+def test_lab_as_shipped_is_refused_rootless_naming_each_root_setting(tmp_path):
+    """cluster_rootless over the lab's own group_vars: the hostfile in /etc and the GPU group's NVIDIA repository
+    methods need root; plan refuses them, naming each variable and the allowed values."""
+    hosts = {"gpu01": "gpu-ubuntu2404", "cpu01": "cpu-debian12"}
+    run = run_playbook("plan.yml", lab_copy(tmp_path, hosts), "--limit", ",".join(hosts), extra_vars=ROOTLESS)
+    assert run.rc != 0 and run.changed() == 0
+    for host in hosts:
+        assert run.plan[host]["preflight"]["action"] == "fail"
+        assert "hostfile_path=/etc/horovod/hostfile is outside the user's home" in run.failure_messages(host)
+    gpu = run.failure_messages("gpu01")
+    assert "cuda_toolkit_method=nvidia_repo needs root" in gpu and "allowed with cluster_rootless: auto, pip" in gpu
+    assert "nccl_method=nvidia_repo needs root" in gpu
+    assert "cmake" not in run.plan["cpu01"], "nothing planned after the refusal"
+
+
+def test_lab_rootless_plans_user_space_methods_without_become(tmp_path):
+    """The lab made rootless the way the cluster_defaults README says (its /etc hostfile and the GPU group's repo
+    methods dropped): every role picks its user-space method and every path is in the user's home."""
+    hosts = {"gpu01": "gpu-ubuntu2404", "cpu01": "cpu-debian12"}
+    inventory = lab_copy(tmp_path, hosts)
+    (tmp_path / "group_vars" / "all" / "hostfile.yml").unlink()
+    gpu_vars = tmp_path / "group_vars" / "gpu_nodes" / "gpu.yml"
+    gpu_vars.write_text(gpu_vars.read_text().replace("nvidia_repo", "pip"))
+    run = run_playbook("plan.yml", inventory, "--limit", ",".join(hosts), extra_vars=ROOTLESS)
+    assert run.rc == 0, {h: run.failure_messages(h) for h in hosts}
+    for host in hosts:
+        plan = run.plan[host]
+        home = _recorded_home(hosts[host])
+        assert plan["cmake"]["method"] == "pip"  # no package list in a recorded plan: the host's cmake is unknown
+        assert plan["cmake"]["path"] == f"{home}/.horovod/tools/cmake/bin/cmake"
+        assert (plan["openmpi"]["method"], plan["openmpi"]["bindir"]) == ("host", "/usr/bin")
+        assert (plan["gloo"]["method"], plan["gloo"]["packages"]) == ("host", [])
+        assert plan["python_env"]["env_path"] == f"{home}/.horovod/conda/envs/horovod"
+        assert plan["python_env"]["become"] is False and plan["horovod"]["become"] is False
+        assert plan["ssh_mesh"]["user"] == "horovod"
+        outside = [p for p in _paths(plan) if not p.startswith(home + "/")]
+        assert outside == [], outside
+    gpu = run.plan["gpu01"]
+    assert (gpu["cuda_toolkit"]["method"], gpu["nccl"]["method"]) == ("pip", "pip")
+    assert gpu["cuda_toolkit"]["home"].startswith(_recorded_home("gpu-ubuntu2404") + "/")
+
+
+def _recorded_home(recorded):
+    return json.loads((FACTS / f"{recorded}.json").read_text())["ansible_user_dir"]
+
