@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -112,10 +116,9 @@ def test_preflight_passes_on_this_machine(tmp_path, check):
 
 
 def test_lab_inventory_parses():
-    import json
-    import subprocess
-    import shutil
-    proc = subprocess.run([shutil.which("ansible-inventory"), "-i", str(REPO / "inventories" / "lab"), "--list"],
+    # this interpreter's own ansible-inventory (a venv's, also when the venv is not activated)
+    tool = shutil.which("ansible-inventory", path=str(Path(sys.executable).parent)) or "ansible-inventory"
+    proc = subprocess.run([tool, "-i", str(REPO / "inventories" / "lab"), "--list"],
                           cwd=REPO, capture_output=True, text=True, check=True)
     inventory = json.loads(proc.stdout)
     for group in ("cluster", "gpu_nodes", "cpu_nodes", "macs", "pis"):
