@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from horovod_cluster import Cluster
-from horovod_cluster.sandbox import Sandbox
+from own_sandbox import TaskLog, own_sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV = "/opt/horovod/venv"
@@ -34,30 +34,8 @@ pytestmark = [
 def fresh(tmp_path_factory):
     """A fresh 3-host sandbox of this module's own: (inventory folder, wheel cache, runs folder)."""
     root = tmp_path_factory.mktemp("slow-sandbox")
-    sandbox = Sandbox(prefix="hvc-slow", network="hvc-slow", inventory_dir=root / "inventory",
-                      state_dir=root / "state")
-    sandbox.down()
-    sandbox.up(count=3)
-    try:
+    with own_sandbox(root, "hvc-slow", count=3):
         yield root / "inventory", root / "wheels", root / "runs"
-    finally:
-        sandbox.down()
-
-
-class Tasks:
-    """Hosts on which a task ran to an end, from the run's events: {(task, outcome): [hosts]}."""
-
-    def __init__(self) -> None:
-        self.done: dict[tuple[str, str], list[str]] = {}
-
-    def __call__(self, event: dict) -> None:
-        outcome = {"runner_on_ok": "ok", "runner_on_failed": "failed"}.get(event.get("event", ""))
-        data = event.get("event_data") or {}
-        if outcome and data.get("task") in (COMPILE, INSTALL):
-            self.done.setdefault((data["task"], outcome), []).append(data["host"])
-
-    def hosts(self, task: str, outcome: str = "ok") -> list[str]:
-        return sorted(self.done.get((task, outcome), []))
 
 
 def strip_horovod(hosts: list[str]) -> None:
@@ -73,7 +51,7 @@ def wheels(folder: Path) -> list[Path]:
 
 def test_serial_batches_compile_once_per_platform_key(fresh):
     inventory, wheel_cache, runs = fresh
-    tasks = Tasks()
+    tasks = TaskLog()
     cluster = Cluster(inventory, artifacts_dir=runs, on_event=tasks,
                       extravars={"horovod_artifacts_dir": str(wheel_cache)})
     hosts = cluster.hosts()
@@ -81,8 +59,8 @@ def test_serial_batches_compile_once_per_platform_key(fresh):
     assert result.ok, result.to_json()
     assert result.plays.count("Horovod") == len(hosts), "serial=1: one batch per host"
     # The first batch's host compiled; the later batches installed its wheel from the controller.
-    assert tasks.hosts(COMPILE) == hosts[:1], tasks.done
-    assert tasks.hosts(INSTALL) == hosts, tasks.done
+    assert tasks.hosts(COMPILE) == hosts[:1], tasks.ended
+    assert tasks.hosts(INSTALL) == hosts, tasks.ended
     assert len(wheels(wheel_cache)) == 1
     report = cluster.check(smoke=True)
     assert report.ok, report.to_json()
@@ -109,11 +87,11 @@ def test_a_failed_builder_is_named_and_retry_compiles_once(fresh):
     assert wheels(wheel_cache) == []
 
     too_short.unlink()
-    tasks = Tasks()
+    tasks = TaskLog()
     retried = Cluster(inventory, on_event=tasks, **options).retry_failed()
     assert retried.ok and sorted(retried.hosts) == [builder, consumer], retried.to_json()
-    assert tasks.hosts(COMPILE) == [builder], tasks.done
-    assert tasks.hosts(INSTALL) == [builder, consumer], tasks.done
+    assert tasks.hosts(COMPILE) == [builder], tasks.ended
+    assert tasks.hosts(INSTALL) == [builder, consumer], tasks.ended
     assert len(wheels(wheel_cache)) == 1
     report = Cluster(inventory, **options).check(smoke=True)
     assert report.ok, report.to_json()

@@ -20,7 +20,7 @@ import pytest
 
 from horovod_cluster import Cluster
 from horovod_cluster.content import cache_dir
-from horovod_cluster.sandbox import Sandbox
+from own_sandbox import TaskLog, own_sandbox
 
 MARKER = "/opt/horovod/venv/.horovod-platform-key.json"
 COMPILE = "Horovod | Compile with pip wheel"
@@ -37,30 +37,8 @@ pytestmark = [
 @pytest.fixture(scope="module")
 def mixed(tmp_path_factory):
     root = tmp_path_factory.mktemp("cross-arch")
-    sandbox = Sandbox(prefix="hvc-xarch", network="hvc-xarch", inventory_dir=root / "inventory",
-                      state_dir=root / "state")
-    sandbox.down()
-    hosts = sandbox.up(count=1, arm64=1)
-    try:
+    with own_sandbox(root, "hvc-xarch", count=1, arm64=1) as (_, hosts):
         yield root, {host.arch: host.name for host in hosts}
-    finally:
-        sandbox.down()
-
-
-class Timings:
-    """Seconds per (host, task) from the run's events, for the note's figures."""
-
-    def __init__(self) -> None:
-        self.started: dict[tuple[str, str], float] = {}
-        self.seconds: dict[tuple[str, str], float] = {}
-
-    def __call__(self, event: dict) -> None:
-        data = event.get("event_data") or {}
-        key = (data.get("host", ""), data.get("task", ""))
-        if event.get("event") == "runner_on_start":
-            self.started[key] = time.monotonic()
-        elif event.get("event") in ("runner_on_ok", "runner_on_failed") and key in self.started:
-            self.seconds[key] = round(time.monotonic() - self.started[key], 1)
 
 
 def marker(host: str) -> dict:
@@ -74,7 +52,7 @@ def test_one_rollout_builds_per_architecture_and_one_job_spans_both(mixed):
     cached = {arch: any(cache_dir().glob(f"wheels/hvd*-{key}-*/horovod-*.whl"))
               for arch, key in (("amd64", "x86_64-py3.11-pytorch2.13.0_cpu-cpu"),
                                 ("arm64", "aarch64-py3.11-pytorch2.5.1-cpu"))}
-    timings = Timings()
+    timings = TaskLog()
     cluster = Cluster(root / "inventory", artifacts_dir=root / "runs", on_event=timings)
 
     started = time.monotonic()

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from horovod_cluster import Cluster
-from horovod_cluster.sandbox import Sandbox
+from own_sandbox import own_sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST = "hvc-root1"
@@ -74,11 +74,7 @@ def apt_install(names: list[str]) -> None:
 def rootless(tmp_path_factory):
     """The one-host sandbox, set up by its 'admin', and an inventory for hvcuser: (inventory, runs folder)."""
     root = tmp_path_factory.mktemp("rootless")
-    state = root / "state"
-    sandbox = Sandbox(prefix="hvc-root", network="hvc-root", inventory_dir=root / "sandbox", state_dir=state)
-    sandbox.down()
-    (host,) = sandbox.up(count=1)
-    try:
+    with own_sandbox(root, "hvc-root", count=1, inventory="sandbox") as (sandbox, (host,)):
         apt_install(ADMIN_PACKAGES)
         root_sh("export DEBIAN_FRONTEND=noninteractive SUDO_FORCE_REMOVE=yes; apt-get purge -y -qq sudo >/dev/null")
         root_sh(f"useradd -m -s /bin/bash {USER} && install -d -m 700 -o {USER} -g {USER} {HOME}/.ssh && "
@@ -103,8 +99,6 @@ def rootless(tmp_path_factory):
         }}
         (inventory / "hosts.yml").write_text("---\n" + yaml.safe_dump(hosts, sort_keys=False))
         yield inventory, root / "runs"
-    finally:
-        sandbox.down()
 
 
 def test_rollout_as_a_user_without_root(rootless):
