@@ -49,6 +49,7 @@ def _filter_names() -> list[str]:
 MODULES = sorted(p.stem for p in (REPO / "plugins" / "modules").glob("*.py") if not p.name.startswith("_"))
 ROLES = sorted(p.parent.parent.name for p in (REPO / "roles").glob("*/meta/argument_specs.yml"))
 FILTERS = _filter_names()
+CALLBACKS = sorted(p.stem for p in (REPO / "plugins" / "callback").glob("*.py") if not p.name.startswith("_"))
 
 
 @pytest.fixture(scope="module")
@@ -170,6 +171,13 @@ def test_ansible_doc_reads_every_filter(collection):
             assert option in doc["options"], f"{name}: positional {option} undocumented"
         assert f"{FQCN}.{doc['name']}" in entry["examples"], f"{name}: EXAMPLES do not use the filter by FQCN"
         assert entry["return"]["_value"]["description"], f"{name}: RETURN _value"
+
+
+def test_ansible_doc_reads_every_callback(collection):
+    _, run = collection
+    assert CALLBACKS, "no callback plugins found"
+    for name, entry in _doc_json(run, "callback", CALLBACKS).items():
+        assert entry["doc"]["short_description"] and entry["doc"]["description"], name
 
 
 def test_ansible_doc_reads_every_role(collection):

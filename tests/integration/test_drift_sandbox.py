@@ -1,9 +1,10 @@
 """A rollout with nothing to change stays fast and still repairs a drifted host (after the main job).
 
 A no-op rollout takes Horovod's check-build result from the marker (the installed files match the
-wheel's RECORD hashes) instead of importing the frameworks again; the next rollout after a host
+wheel's RECORD hashes) instead of importing the frameworks again, and skips the cross-host smoke test
+(no task changed a host; cluster_rollout_smoke: always runs it anyway); the next rollout after a host
 drifted (libuv removed, a file of the installed Horovod deleted, the marker deleted) puts every piece
-back and runs check-build there again.
+back, runs check-build there again, and the smoke test.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ SANDBOX = ROOT / "inventories" / "sandbox"
 VENV = "/opt/horovod/venv"
 MARKER = f"{VENV}/.horovod-platform-key.json"
 CHECK_BUILD = "Horovod | Read the build's capabilities (check-build)"
+SMOKE = "Run the smoke script on every slot"  # (gloo), (mpi): on the launcher
 
 pytestmark = [
     pytest.mark.sandbox,
@@ -31,13 +33,15 @@ def _exec(host: str, *argv: str, check: bool = True) -> subprocess.CompletedProc
     return subprocess.run(["podman", "exec", host, *argv], capture_output=True, text=True, check=check)
 
 
-def _check_build_runs(artifacts: Path) -> dict[str, str]:
-    """host -> how the check-build task ended in the run whose artifacts are there (ok/skipped/...)."""
+def _task_ends(artifacts: Path, task: str) -> dict[str, str]:
+    """host -> how the task ended in the run whose artifacts are there (ok/skipped/...); a task name
+    starting with `task` (the smoke test: one task per controller) counts, the last end per host."""
     ends = {}
-    for path in artifacts.rglob("job_events/*.json"):
+    for path in sorted(artifacts.rglob("job_events/*.json"), key=lambda p: int(p.name.split("-")[0])):
         event = json.loads(path.read_text())
         data = event.get("event_data") or {}
-        if (data.get("task", "").endswith(CHECK_BUILD) and event["event"].startswith("runner_on_")
+        name = data.get("task", "").split(" : ")[-1]
+        if (name.startswith(task) and event["event"].startswith("runner_on_")
                 and event["event"] != "runner_on_start"):
             ends[data["host"]] = event["event"].removeprefix("runner_on_")
     return ends
@@ -58,7 +62,12 @@ def test_noop_rollout_skips_check_build_and_drift_is_repaired(tmp_path):
     noop = Cluster(SANDBOX, artifacts_dir=tmp_path / "noop").rollout()
     assert noop.ok, noop.to_json()
     assert {h: r.changed for h, r in noop.hosts.items()} == {h: 0 for h in hosts}, noop.to_json()
-    assert _check_build_runs(tmp_path / "noop") == {h: "skipped" for h in hosts}
+    assert _task_ends(tmp_path / "noop", CHECK_BUILD) == {h: "skipped" for h in hosts}
+    assert _task_ends(tmp_path / "noop", SMOKE) == {}, "no host changed: the rollout skips the smoke test"
+    # cluster_rollout_smoke: always runs it on a rollout that changes nothing as well.
+    always = Cluster(SANDBOX, artifacts_dir=tmp_path / "always", extravars={"cluster_rollout_smoke": "always"}).rollout()
+    assert always.ok and {h: r.changed for h, r in always.hosts.items()} == {h: 0 for h in hosts}, always.to_json()
+    assert list(_task_ends(tmp_path / "always", SMOKE).values()) == ["ok"]
     for host in hosts:
         verified = json.loads(_exec(host, "cat", MARKER).stdout)["verified"]
         assert "pytorch" in verified["info"]["capabilities"]["frameworks"], verified
@@ -74,7 +83,8 @@ def test_noop_rollout_skips_check_build_and_drift_is_repaired(tmp_path):
     assert repair.ok, repair.to_json()
     assert repair.hosts[hosts[0]].changed == 0, repair.to_json()
     assert repair.hosts[drifted].changed > 0 and repair.hosts[unmarked].changed > 0
-    assert _check_build_runs(tmp_path / "repair") == {hosts[0]: "skipped", drifted: "ok", unmarked: "ok"}
+    assert _task_ends(tmp_path / "repair", CHECK_BUILD) == {hosts[0]: "skipped", drifted: "ok", unmarked: "ok"}
+    assert list(_task_ends(tmp_path / "repair", SMOKE).values()) == ["ok"], "hosts changed: the smoke test runs"
     assert _exec(drifted, "dpkg-query", "-W", "-f", "${Status}", "libuv1-dev").stdout == "install ok installed"
     assert _exec(drifted, "test", "-s", library, check=False).returncode == 0
     for host in (drifted, unmarked):
