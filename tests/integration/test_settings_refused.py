@@ -57,6 +57,8 @@ CASES = {
     "serial-word": ({"cluster_serial": "abc"}, ["cluster_serial is 'abc'", "a percentage 1%-100%"]),
     "serial-percent": ({"cluster_serial": "150%"}, ["cluster_serial is '150%'"]),
     "max-fail": ({"cluster_max_fail_percentage": "lots"}, ["cluster_max_fail_percentage is the string 'lots'"]),
+    "rollout-smoke": ({"cluster_rollout_smoke": "sometimes"},
+                      ["cluster_rollout_smoke is 'sometimes'", "allowed values: changed, always, never"]),
     # Renamed settings: the old name would be ignored without a word, so it is refused with the new one.
     "renamed-serial": ({"hvc_serial": 1}, ["hvc_serial is no longer read; allowed: cluster_serial"]),
     "renamed-ca": ({"python_env_ca_bundle": "/etc/ssl/certs/ca-certificates.crt"},
