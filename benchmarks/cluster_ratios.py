@@ -57,9 +57,27 @@ def bring_up(box: Sandbox, inventory: Path, count: int) -> None:
                     dirs_exist_ok=True)
 
 
-def cluster(inventory: Path, work: Path, wheels: Path | None) -> Cluster:
-    extravars = {"horovod_artifacts_dir": str(wheels)} if wheels else {}
-    return Cluster(inventory, artifacts_dir=work / "runs", extravars=extravars)
+COMPILE = "Horovod | Compile with pip wheel"
+
+
+class Compiles:
+    """The hosts on which the Horovod compile task ran to ok, per rollout (the figures' evidence)."""
+
+    def __init__(self) -> None:
+        self.hosts: dict[str, list[str]] = {}
+        self.current = ""
+
+    def __call__(self, event: dict) -> None:
+        data = event.get("event_data") or {}
+        if event.get("event") == "runner_on_ok" and data.get("task", "").endswith(COMPILE):
+            self.hosts.setdefault(self.current, []).append(data.get("host", ""))
+
+
+def cluster(inventory: Path, work: Path, wheels: Path | None, compiles: Compiles | None = None,
+            **extravars) -> Cluster:
+    if wheels:
+        extravars["horovod_artifacts_dir"] = str(wheels)
+    return Cluster(inventory, artifacts_dir=work / "runs", extravars=extravars, on_event=compiles)
 
 
 def must(result, what: str):
@@ -72,12 +90,15 @@ def measure(count: int, warm_wheels: bool, work: Path, compare_sharing: bool = F
     inventory = work / "inventory"
     box = Sandbox(prefix="hvc-bench", network="hvc-bench", inventory_dir=inventory, state_dir=work / "state")
     times: dict[str, float] = {}
+    compiles = Compiles()
     try:
         for n in (1, count):
             bring_up(box, inventory, n)
             wheels = None if warm_wheels else work / f"wheels-{n}"
-            hosts = cluster(inventory, work, wheels)
+            hosts = cluster(inventory, work, wheels, compiles)
+            compiles.current = f"first_{n}"
             _, times[f"first_{n}"] = timed(lambda: must(hosts.rollout(), f"first rollout of {n}"))
+            compiles.current = ""
             _, times[f"check_{n}"] = timed(lambda: must(hosts.check(smoke=True), f"check of {n}"))
             print(f"{n} host(s): first rollout {times[f'first_{n}']:.0f} s, check {times[f'check_{n}']:.0f} s",
                   flush=True)
@@ -99,15 +120,15 @@ def measure(count: int, warm_wheels: bool, work: Path, compare_sharing: bool = F
         if compare_sharing:
             # The same N fresh hosts and an empty wheel cache again, but every host compiles.
             bring_up(box, inventory, count)
-            every = Cluster(inventory, artifacts_dir=work / "runs",
-                            extravars={"horovod_artifacts_dir": str(work / "wheels-every"),
-                                       "horovod_share_wheels": False})
-            _, times[f"first_{count}_every_host_compiling"] = timed(
+            every = cluster(inventory, work, work / "wheels-every", compiles, horovod_share_wheels=False)
+            compiles.current = f"first_{count}_every_host_compiling"
+            _, times[compiles.current] = timed(
                 lambda: must(every.rollout(), f"first rollout of {count}, every host compiling"))
     finally:
         box.down()
     return {
         "hosts": count, "seconds": {k: round(v, 1) for k, v in times.items()},
+        "compiled_on": {k: sorted(v) for k, v in compiles.hosts.items()},
         "ratios": {
             "rollout_n_over_1": times[f"first_{count}"] / times["first_1"],
             "noop_over_first": times["noop_runner"] / times[f"first_{count}"],
@@ -141,6 +162,7 @@ def main() -> int:
         shown = "n/a" if value is None else f"{value:.3f}"
         print(f"{name:32} {shown:>9} {op + ' ' + str(bound):>8}  {'met' if met else 'NOT met'}")
     print("seconds:", json.dumps(figures["seconds"]))
+    print("Horovod compiled on:", json.dumps(figures["compiled_on"]))
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
     return 0
