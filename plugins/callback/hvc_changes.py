@@ -44,10 +44,6 @@ class CallbackModule(CallbackBase):
         self.changed: set[str] = set()
         os.environ[ENV] = ""  # this run has changed nothing yet (a value left by a parent process is not ours)
 
-    def v2_playbook_on_start(self, playbook):
-        self.changed.clear()
-        os.environ[ENV] = ""
-
     def v2_runner_on_ok(self, result):
         # A loop's items are summed up in this one result; a handler's result comes here too.
         if result._result.get("changed", False):
