@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """DESIGN §6 "scale-out on paper": `Cluster.plan` over many recorded-fact hosts / over few.
 
-    python benchmarks/plan_scaleout.py [--small 10] [--large 200] [--json out.json]
+    python benchmarks/plan_scaleout.py [--small 10] [--large 200] [--json out.json] [--compare-gc-freeze]
 
 plan over LARGE hosts / plan over SMALL hosts (wall time)        target <= 20 (for 200 / 10)
+--compare-gc-freeze: both plans again without the hvc_gc_freeze callback (ansible.cfg enables it), and
+the ratios with / without it at each size.
 
 The hosts exist only on paper: copies of the fixture hosts of tests/fixtures/plan/hosts.yml (Ubuntu
 GPU servers, a Mac, two Raspberry Pis, a Debian CPU node), each with its group and group vars, named
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -67,19 +70,33 @@ def paper_cluster(count: int, folder: Path) -> tuple[Path, Path]:
     return path, facts
 
 
-def timed_plan(count: int, work: Path, forks: int | None) -> dict:
-    inventory, facts = paper_cluster(count, work / f"n{count}")
+# The project's ansible.cfg callbacks less hvc_gc_freeze (the environment overrides ansible.cfg).
+WITHOUT_GC_FREEZE = {"ANSIBLE_CALLBACKS_ENABLED": "hvc.horovod_cluster.hvc_changes"}
+
+
+def timed_plan(count: int, work: Path, forks: int | None, env: dict[str, str] | None = None) -> dict:
+    inventory, facts = paper_cluster(count, work / f"n{count}-{len(env or {})}")
     cluster = Cluster(inventory, artifacts_dir=work / "runs", forks=forks)
-    start = time.monotonic()
-    result = cluster.plan(facts_dir=facts)
-    seconds = time.monotonic() - start
+    saved = {name: os.environ.get(name) for name in env or {}}
+    os.environ.update(env or {})
+    try:
+        start = time.monotonic()
+        result = cluster.plan(facts_dir=facts)
+        seconds = time.monotonic() - start
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
     planned = [host for host, roles in result.hosts.items() if roles]
     refused = sorted(host for host, roles in result.hosts.items()
                      if any(isinstance(p, dict) and p.get("action") == "fail" for p in roles.values()))
     if not result.ok or len(planned) != count:
         sys.exit(f"plan of {count} hosts failed ({len(planned)} planned, refused: {refused[:5]}):\n"
                  f"{result.run.error or result.to_json()[:3000]}")
-    print(f"{count:4d} hosts: {seconds:7.1f} s  ({seconds / count:.2f} s per host)", flush=True)
+    label = " without hvc_gc_freeze" if env else ""
+    print(f"{count:4d} hosts{label}: {seconds:7.1f} s  ({seconds / count:.2f} s per host)", flush=True)
     return {"hosts": count, "seconds": round(seconds, 2)}
 
 
@@ -89,18 +106,28 @@ def main() -> int:
     parser.add_argument("--large", type=int, default=200, help="hosts of the large plan (default 200)")
     parser.add_argument("--forks", type=int, help="ansible forks (default: ansible.cfg's, 10)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--compare-gc-freeze", action="store_true",
+                        help="also plan both sizes without the hvc_gc_freeze callback")
     args = parser.parse_args()
+    figures: dict = {}
     with tempfile.TemporaryDirectory(prefix="hvc-plan-bench-") as tmp:
         small = timed_plan(args.small, Path(tmp), args.forks)
         large = timed_plan(args.large, Path(tmp), args.forks)
+        if args.compare_gc_freeze:
+            for name, size, frozen in (("small", args.small, small), ("large", args.large, large)):
+                unfrozen = timed_plan(size, Path(tmp), args.forks, WITHOUT_GC_FREEZE)
+                ratio = frozen["seconds"] / unfrozen["seconds"]
+                print(f"plan over {size} hosts, with / without hvc_gc_freeze: {ratio:.3f} "
+                      f"({frozen['seconds']} s / {unfrozen['seconds']} s)", flush=True)
+                figures[f"{name}_without_gc_freeze"] = {**unfrozen, "ratio_with_to_without": round(ratio, 3)}
     ratio = large["seconds"] / small["seconds"]
     # 20 for 200 / 10 hosts: at most linear in the hosts, whatever sizes are asked for.
     target = args.large / args.small
     verdict = "met" if ratio <= target else "NOT met"
     print(f"plan over {args.large} / over {args.small} hosts: {ratio:.2f} "
           f"({large['seconds']} s / {small['seconds']} s), target <= {target:g}: {verdict}")
-    figures = {"small": small, "large": large, "ratio": round(ratio, 3), "target": target,
-               "met": ratio <= target, "forks": args.forks}
+    figures.update(small=small, large=large, ratio=round(ratio, 3), target=target, met=ratio <= target,
+                   forks=args.forks)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
     return 0

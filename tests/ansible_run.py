@@ -134,7 +134,7 @@ def run_role(tmp_path: Path, role: str, hosts: dict, extra_vars=None, tasks_from
         "tasks": record_tasks + [
             {"name": "Run the role", "ansible.builtin.include_role": {"name": role, "tasks_from": tasks_from}},
             {"name": "Show the plan",
-             "ansible.builtin.debug": {"msg": "PLAN {{ inventory_hostname }} {{ __%s_plan | to_json }}" % role}}],
+             "ansible.builtin.debug": {"msg": "PLAN {{ inventory_hostname }} {{ hvc_%s.plan | to_json }}" % role}}],
     }]))
     env = {"ANSIBLE_GATHERING": "explicit", "ANSIBLE_STDOUT_CALLBACK": "default",
            "ANSIBLE_CALLBACK_RESULT_FORMAT": "json"}
@@ -144,7 +144,7 @@ def run_role(tmp_path: Path, role: str, hosts: dict, extra_vars=None, tasks_from
 
 
 def plans(proc: subprocess.CompletedProcess) -> dict[str, dict]:
-    """{host: __<role>_plan}, from run_role's debug line."""
+    """{host: plan}, the role's published hvc_<role>.plan, from run_role's debug line."""
     out = {}
     for line in proc.stdout.splitlines():
         if '"msg": "PLAN ' in line:

@@ -22,6 +22,16 @@ def test_slots_from_gpus_cores_and_override(tmp_path):
         ("gpu1", 4, "GPUs"), ("cpu1", 6, "CPU cores"), ("pi1", 4, "CPU cores"), ("mac1.lab", 2, "hostfile_slots")]
 
 
+def test_lines_collected_once_unless_a_host_lists_others(tmp_path):
+    """The lines are collected once per batch (on its first host) and shared; a host whose hostfile_hosts
+    differ from that host's gets its own."""
+    hosts = {name: host_facts("debian12", name, vcpus=4) for name in ("a1", "a2", "b1")}
+    proc = run_role(tmp_path, "hostfile", hosts, host_vars={"b1": {"hostfile_hosts": ["b1", "a2"]}})
+    assert proc.returncode == 0, proc.stdout
+    names = {host: [line["name"] for line in plan["lines"]] for host, plan in plans(proc).items()}
+    assert names == {"a1": ["a1", "a2", "b1"], "a2": ["a1", "a2", "b1"], "b1": ["b1", "a2"]}
+
+
 @pytest.mark.parametrize("host_vars, needle", [
     ({"hostfile_slots": "many"}, "hostfile_slots"),
     ({"hostfile_slots": -2}, "hostfile_slots"),
