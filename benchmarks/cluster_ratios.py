@@ -31,6 +31,7 @@ from pathlib import Path
 
 from horovod_cluster import Cluster
 from horovod_cluster.content import content_dir
+from horovod_cluster.events import TaskLog
 from horovod_cluster.sandbox import Sandbox
 
 TARGETS = {  # name: (comparison, bound)
@@ -60,24 +61,21 @@ def bring_up(box: Sandbox, inventory: Path, count: int) -> None:
 COMPILE = "Horovod | Compile with pip wheel"
 
 
-class Compiles:
-    """The hosts on which the Horovod compile task ran to ok, per rollout (the figures' evidence)."""
-
-    def __init__(self) -> None:
-        self.hosts: dict[str, list[str]] = {}
-        self.current = ""
-
-    def __call__(self, event: dict) -> None:
-        data = event.get("event_data") or {}
-        if event.get("event") == "runner_on_ok" and data.get("task", "").endswith(COMPILE):
-            self.hosts.setdefault(self.current, []).append(data.get("host", ""))
-
-
-def cluster(inventory: Path, work: Path, wheels: Path | None, compiles: Compiles | None = None,
-            **extravars) -> Cluster:
+def cluster(inventory: Path, work: Path, wheels: Path | None, **extravars) -> Cluster:
     if wheels:
         extravars["horovod_artifacts_dir"] = str(wheels)
-    return Cluster(inventory, artifacts_dir=work / "runs", extravars=extravars, on_event=compiles)
+    return Cluster(inventory, artifacts_dir=work / "runs", extravars=extravars)
+
+
+def first_rollout(hosts: Cluster, what: str, compiled_on: dict[str, list[str]], label: str) -> float:
+    """The rollout's seconds; the hosts the Horovod compile ran on go to compiled_on[label] (the evidence)."""
+    hosts.on_event = tasks = TaskLog()
+    try:
+        _, seconds = timed(lambda: must(hosts.rollout(), what))
+    finally:
+        hosts.on_event = None
+    compiled_on[label] = tasks.hosts(COMPILE)
+    return seconds
 
 
 def must(result, what: str):
@@ -90,15 +88,13 @@ def measure(count: int, warm_wheels: bool, work: Path, compare_sharing: bool = F
     inventory = work / "inventory"
     box = Sandbox(prefix="hvc-bench", network="hvc-bench", inventory_dir=inventory, state_dir=work / "state")
     times: dict[str, float] = {}
-    compiles = Compiles()
+    compiled_on: dict[str, list[str]] = {}
     try:
         for n in (1, count):
             bring_up(box, inventory, n)
             wheels = None if warm_wheels else work / f"wheels-{n}"
-            hosts = cluster(inventory, work, wheels, compiles)
-            compiles.current = f"first_{n}"
-            _, times[f"first_{n}"] = timed(lambda: must(hosts.rollout(), f"first rollout of {n}"))
-            compiles.current = ""
+            hosts = cluster(inventory, work, wheels)
+            times[f"first_{n}"] = first_rollout(hosts, f"first rollout of {n}", compiled_on, f"first_{n}")
             _, times[f"check_{n}"] = timed(lambda: must(hosts.check(smoke=True), f"check of {n}"))
             print(f"{n} host(s): first rollout {times[f'first_{n}']:.0f} s, check {times[f'check_{n}']:.0f} s",
                   flush=True)
@@ -120,15 +116,14 @@ def measure(count: int, warm_wheels: bool, work: Path, compare_sharing: bool = F
         if compare_sharing:
             # The same N fresh hosts and an empty wheel cache again, but every host compiles.
             bring_up(box, inventory, count)
-            every = cluster(inventory, work, work / "wheels-every", compiles, horovod_share_wheels=False)
-            compiles.current = f"first_{count}_every_host_compiling"
-            _, times[compiles.current] = timed(
-                lambda: must(every.rollout(), f"first rollout of {count}, every host compiling"))
+            every = cluster(inventory, work, work / "wheels-every", horovod_share_wheels=False)
+            label = f"first_{count}_every_host_compiling"
+            times[label] = first_rollout(every, f"first rollout of {count}, every host compiling", compiled_on, label)
     finally:
         box.down()
     return {
         "hosts": count, "seconds": {k: round(v, 1) for k, v in times.items()},
-        "compiled_on": {k: sorted(v) for k, v in compiles.hosts.items()},
+        "compiled_on": compiled_on,
         "ratios": {
             "rollout_n_over_1": times[f"first_{count}"] / times["first_1"],
             "noop_over_first": times["noop_runner"] / times[f"first_{count}"],

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from horovod_cluster import CheckReport, Cluster, InventoryError, PlanResult, RolloutResult, UsageError
+from horovod_cluster.events import TaskLog
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "api"
 CONTENT = FIXTURES / "content"
@@ -35,6 +36,17 @@ def test_rollout_reports_each_host(rolled):
     local1 = result.hosts["local1"]
     assert (local1.status, local1.changed, local1.failed, local1.failure) == ("changed", 1, 0, None)
     assert local1.duration > 0
+
+
+def test_task_log_records_how_each_task_ended(tmp_path):
+    tasks = TaskLog()
+    make(tmp_path, on_event=tasks).rollout()
+    assert tasks.hosts("Report a change") == ["local1", "local2"]
+    assert tasks.hosts("Fail where asked", "failed") == ["local2"]
+    assert tasks.last_ends("Fail where") == {"local1": "skipped", "local2": "failed"}
+    assert tasks.last_ends("Say") == {"local1": "ok"}
+    assert tasks.hosts("Report a change", "unreachable") == ["gone1"]
+    assert set(tasks.seconds) >= {("local1", "Report a change"), ("local1", "Say done")}
 
 
 def test_failed_task_and_its_message(rolled):

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from horovod_cluster import Cluster
-from own_sandbox import TaskLog, own_sandbox
+from horovod_cluster.events import TaskLog
+from own_sandbox import own_sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV = "/opt/horovod/venv"

@@ -20,7 +20,8 @@ import pytest
 
 from horovod_cluster import Cluster
 from horovod_cluster.content import cache_dir
-from own_sandbox import TaskLog, own_sandbox
+from horovod_cluster.events import TaskLog
+from own_sandbox import own_sandbox
 
 MARKER = "/opt/horovod/venv/.horovod-platform-key.json"
 COMPILE = "Horovod | Compile with pip wheel"

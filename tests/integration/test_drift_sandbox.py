@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from horovod_cluster import Cluster
+from horovod_cluster.events import TaskLog
 
 ROOT = Path(__file__).resolve().parents[2]
 SANDBOX = ROOT / "inventories" / "sandbox"
@@ -33,20 +34,6 @@ def _exec(host: str, *argv: str, check: bool = True) -> subprocess.CompletedProc
     return subprocess.run(["podman", "exec", host, *argv], capture_output=True, text=True, check=check)
 
 
-def _task_ends(artifacts: Path, task: str) -> dict[str, str]:
-    """host -> how the task ended in the run whose artifacts are there (ok/skipped/...); a task name
-    starting with `task` (the smoke test: one task per controller) counts, the last end per host."""
-    ends = {}
-    for path in sorted(artifacts.rglob("job_events/*.json"), key=lambda p: int(p.name.split("-")[0])):
-        event = json.loads(path.read_text())
-        data = event.get("event_data") or {}
-        name = data.get("task", "").split(" : ")[-1]
-        if (name.startswith(task) and event["event"].startswith("runner_on_")
-                and event["event"] != "runner_on_start"):
-            ends[data["host"]] = event["event"].removeprefix("runner_on_")
-    return ends
-
-
 def _horovod_so(host: str) -> str:
     found = _exec(host, "find", f"{VENV}/lib", "-path", "*/horovod/torch/*", "-name", "mpi_lib_v2*.so").stdout.split()
     assert len(found) == 1, found
@@ -59,15 +46,18 @@ def test_noop_rollout_skips_check_build_and_drift_is_repaired(tmp_path):
     # rollout puts it back, and the marker then holds check-build's result; the next one has nothing to do.
     settle = Cluster(SANDBOX, artifacts_dir=tmp_path / "settle").rollout()
     assert settle.ok, settle.to_json()
-    noop = Cluster(SANDBOX, artifacts_dir=tmp_path / "noop").rollout()
+    noop_tasks = TaskLog()
+    noop = Cluster(SANDBOX, artifacts_dir=tmp_path / "noop", on_event=noop_tasks).rollout()
     assert noop.ok, noop.to_json()
     assert {h: r.changed for h, r in noop.hosts.items()} == {h: 0 for h in hosts}, noop.to_json()
-    assert _task_ends(tmp_path / "noop", CHECK_BUILD) == {h: "skipped" for h in hosts}
-    assert _task_ends(tmp_path / "noop", SMOKE) == {}, "no host changed: the rollout skips the smoke test"
+    assert noop_tasks.last_ends(CHECK_BUILD) == {h: "skipped" for h in hosts}
+    assert noop_tasks.last_ends(SMOKE) == {}, "no host changed: the rollout skips the smoke test"
     # cluster_rollout_smoke: always runs it on a rollout that changes nothing as well.
-    always = Cluster(SANDBOX, artifacts_dir=tmp_path / "always", extravars={"cluster_rollout_smoke": "always"}).rollout()
+    always_tasks = TaskLog()
+    always = Cluster(SANDBOX, artifacts_dir=tmp_path / "always", on_event=always_tasks,
+                     extravars={"cluster_rollout_smoke": "always"}).rollout()
     assert always.ok and {h: r.changed for h, r in always.hosts.items()} == {h: 0 for h in hosts}, always.to_json()
-    assert list(_task_ends(tmp_path / "always", SMOKE).values()) == ["ok"]
+    assert list(always_tasks.last_ends(SMOKE).values()) == ["ok"]
     for host in hosts:
         verified = json.loads(_exec(host, "cat", MARKER).stdout)["verified"]
         assert "pytorch" in verified["info"]["capabilities"]["frameworks"], verified
@@ -79,12 +69,13 @@ def test_noop_rollout_skips_check_build_and_drift_is_repaired(tmp_path):
     _exec(drifted, "rm", library)
     _exec(unmarked, "rm", MARKER)
 
-    repair = Cluster(SANDBOX, artifacts_dir=tmp_path / "repair").rollout()
+    repair_tasks = TaskLog()
+    repair = Cluster(SANDBOX, artifacts_dir=tmp_path / "repair", on_event=repair_tasks).rollout()
     assert repair.ok, repair.to_json()
     assert repair.hosts[hosts[0]].changed == 0, repair.to_json()
     assert repair.hosts[drifted].changed > 0 and repair.hosts[unmarked].changed > 0
-    assert _task_ends(tmp_path / "repair", CHECK_BUILD) == {hosts[0]: "skipped", drifted: "ok", unmarked: "ok"}
-    assert list(_task_ends(tmp_path / "repair", SMOKE).values()) == ["ok"], "hosts changed: the smoke test runs"
+    assert repair_tasks.last_ends(CHECK_BUILD) == {hosts[0]: "skipped", drifted: "ok", unmarked: "ok"}
+    assert list(repair_tasks.last_ends(SMOKE).values()) == ["ok"], "hosts changed: the smoke test runs"
     assert _exec(drifted, "dpkg-query", "-W", "-f", "${Status}", "libuv1-dev").stdout == "install ok installed"
     assert _exec(drifted, "test", "-s", library, check=False).returncode == 0
     for host in (drifted, unmarked):

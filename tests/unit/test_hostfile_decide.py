@@ -22,14 +22,17 @@ def test_slots_from_gpus_cores_and_override(tmp_path):
         ("gpu1", 4, "GPUs"), ("cpu1", 6, "CPU cores"), ("pi1", 4, "CPU cores"), ("mac1.lab", 2, "hostfile_slots")]
 
 
-def test_lines_collected_once_unless_a_host_lists_others(tmp_path):
-    """The lines are collected once per batch (on its first host) and shared; a host whose hostfile_hosts
-    differ from that host's gets its own."""
-    hosts = {name: host_facts("debian12", name, vcpus=4) for name in ("a1", "a2", "b1")}
-    proc = run_role(tmp_path, "hostfile", hosts, host_vars={"b1": {"hostfile_hosts": ["b1", "a2"]}})
+def test_collected_and_published_once_unless_a_host_differs(tmp_path):
+    """The lines are collected and the result published once per batch (on its first host) and shared; a
+    host whose hostfile_hosts or hostfile_path differ from that host's gets its own."""
+    hosts = {name: host_facts("debian12", name, vcpus=4) for name in ("a1", "a2", "a3", "b1")}
+    proc = run_role(tmp_path, "hostfile", hosts, host_vars={"b1": {"hostfile_hosts": ["b1", "a2"]},
+                                                           "a3": {"hostfile_path": "/srv/hostfile"}})
     assert proc.returncode == 0, proc.stdout
-    names = {host: [line["name"] for line in plan["lines"]] for host, plan in plans(proc).items()}
-    assert names == {"a1": ["a1", "a2", "b1"], "a2": ["a1", "a2", "b1"], "b1": ["b1", "a2"]}
+    found = {host: ([line["name"] for line in plan["lines"]], plan["path"]) for host, plan in plans(proc).items()}
+    every = ["a1", "a2", "a3", "b1"]
+    assert found == {"a1": (every, "/etc/horovod/hostfile"), "a2": (every, "/etc/horovod/hostfile"),
+                     "a3": (every, "/srv/hostfile"), "b1": (["b1", "a2"], "/etc/horovod/hostfile")}
 
 
 @pytest.mark.parametrize("host_vars, needle", [
