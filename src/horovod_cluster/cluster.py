@@ -164,6 +164,7 @@ class Cluster:
             outcome, limit=limit, check_mode=bool(options.get("check")),
             options={"playbook": playbook, "inventory": [str(p) for p in self.inventory], "limit": limit,
                      "extravars": extravars or {}, **options},
+            smoke=(outcome.artifact_data.get("hvc_check") or {}).get("smoke"),
         )
         return result, outcome.artifact_data
 

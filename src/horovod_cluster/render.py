@@ -6,7 +6,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from .results import CheckReport, PlanResult, Result, RolloutResult, WheelhouseResult
+from .results import CheckReport, PlanResult, Result, RolloutResult, WheelhouseResult, smoke_results
 
 _STYLE = {"ok": "green", "changed": "yellow", "failed": "bold red", "unreachable": "bold red"}
 
@@ -19,6 +19,8 @@ def render(result: Result, console: Console) -> None:
     elif isinstance(result, WheelhouseResult):
         _wheelhouse(result, console)
     _run(result if isinstance(result, RolloutResult) else result.run, console)
+    if isinstance(result, RolloutResult):  # a rollout's closing smoke test (a check shows its own above)
+        _smoke(smoke_results(result.smoke), console)
     verdict = "[bold green]OK[/]" if result.ok else "[bold red]FAILED[/]"
     console.print(f"{result.kind}: {verdict}")
 
@@ -89,18 +91,23 @@ def _check(report: CheckReport, console: Console) -> None:
     for finding in report.findings:
         label = "[yellow]warning[/]" if finding.severity == "warning" else "[bold red]finding[/]"
         console.print(f"{label} {finding.message}", highlight=False)
-    for name, result in report.smoke_results.items():
+    _smoke(report.smoke_results, console)
+    if report.bandwidth is not None:
+        _bandwidth(report.bandwidth, console)
+
+
+def _smoke(results: dict[str, dict], console: Console) -> None:
+    for name, result in results.items():
         verdict = result.get("status") or ("passed" if result.get("ok") else "failed")
         if result.get("ranks"):
             hosts = sorted({rank["host"] for rank in result["ranks"]})
             detail = f"{result.get('size')} ranks on {', '.join(hosts)} in {result.get('seconds')} s"
         else:
             detail = result.get("reason") or result.get("error") or ""
-        console.print(f"smoke {name}: {verdict} {detail}", highlight=False)
+        label = "smoke" if name == "smoke" else f"smoke {name}"  # the summary form {status, reason}
+        console.print(f"{label}: {verdict} {detail}", highlight=False)
         if result.get("command") and not result.get("ok"):
             console.print(f"  command: {result['command']}", markup=False, highlight=False)
-    if report.bandwidth is not None:
-        _bandwidth(report.bandwidth, console)
 
 
 def _bandwidth(bandwidth: dict, console: Console) -> None:

@@ -79,6 +79,9 @@ class RolloutResult:
     check_mode: bool = False
     error: str = ""  # set when the run failed with no host to blame (syntax error, bad vars)
     options: dict[str, Any] = field(default_factory=dict)  # what was asked, for retry_failed
+    # A rollout's closing smoke test as check.yml published it: per controller {ok, ...}, or
+    # {status: skipped, reason}; None when the run published none (another playbook, stopped earlier).
+    smoke: dict[str, Any] | None = None
 
     kind = "rollout"
 
@@ -184,8 +187,18 @@ class RolloutResult:
             failure = TaskFailure(**h["failure"]) if h.get("failure") else None
             hosts[name] = HostResult(**{**h, "failure": failure})
         fields = {k: data[k] for k in ("playbook", "status", "rc", "artifacts", "started", "finished",
-                                       "plays", "limit", "check_mode", "error", "options") if k in data}
+                                       "plays", "limit", "check_mode", "error", "options", "smoke") if k in data}
         return cls(hosts=hosts, **fields)
+
+
+def smoke_results(smoke: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """The smoke test per controller ({gloo: {ok, ...}, mpi: {...}}), as horovod_check records it;
+    a summary form {status, reason} counts as one entry named "smoke"."""
+    if not smoke:
+        return {}
+    if "status" in smoke:
+        return {"smoke": {**smoke, "ok": smoke["status"] in ("passed", "skipped")}}
+    return {name: value for name, value in smoke.items() if isinstance(value, dict)}
 
 
 def failure_message(res: dict[str, Any]) -> str:
@@ -309,13 +322,7 @@ class CheckReport:
 
     @property
     def smoke_results(self) -> dict[str, dict[str, Any]]:
-        """The smoke test per controller ({gloo: {ok, ...}, mpi: {...}}), as horovod_check records it;
-        a summary form {status, reason} counts as one entry named "smoke"."""
-        if not self.smoke:
-            return {}
-        if "status" in self.smoke:
-            return {"smoke": {**self.smoke, "ok": self.smoke["status"] in ("passed", "skipped")}}
-        return {name: value for name, value in self.smoke.items() if isinstance(value, dict)}
+        return smoke_results(self.smoke)
 
     @property
     def smoke_ok(self) -> bool:

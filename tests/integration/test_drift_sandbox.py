@@ -2,9 +2,10 @@
 
 A no-op rollout takes Horovod's check-build result from the marker (the installed files match the
 wheel's RECORD hashes) instead of importing the frameworks again, and skips the cross-host smoke test
-(no task changed a host; cluster_rollout_smoke: always runs it anyway); the next rollout after a host
-drifted (libuv removed, a file of the installed Horovod deleted, the marker deleted) puts every piece
-back, runs check-build there again, and the smoke test.
+(no task changed a host; cluster_rollout_smoke: always runs it anyway, and a rollout whose smoke test
+fails is a failed rollout); the next rollout after a host drifted (libuv removed, a file of the
+installed Horovod deleted, the marker deleted) puts every piece back, runs check-build there again,
+and the smoke test.
 """
 from __future__ import annotations
 
@@ -52,12 +53,20 @@ def test_noop_rollout_skips_check_build_and_drift_is_repaired(tmp_path):
     assert {h: r.changed for h, r in noop.hosts.items()} == {h: 0 for h in hosts}, noop.to_json()
     assert noop_tasks.last_ends(CHECK_BUILD) == {h: "skipped" for h in hosts}
     assert noop_tasks.last_ends(SMOKE) == {}, "no host changed: the rollout skips the smoke test"
+    assert noop.smoke and noop.smoke["status"] == "skipped", noop.smoke
     # cluster_rollout_smoke: always runs it on a rollout that changes nothing as well.
     always_tasks = TaskLog()
     always = Cluster(SANDBOX, artifacts_dir=tmp_path / "always", on_event=always_tasks,
                      extravars={"cluster_rollout_smoke": "always"}).rollout()
     assert always.ok and {h: r.changed for h, r in always.hosts.items()} == {h: 0 for h in hosts}, always.to_json()
     assert list(always_tasks.last_ends(SMOKE).values()) == ["ok"]
+    assert sorted(always.smoke) == ["gloo", "mpi"] and all(r["ok"] for r in always.smoke.values()), always.smoke
+    # A rollout whose smoke test fails is a failed rollout (a check only reports it): horovodrun given 1 s.
+    broken = Cluster(SANDBOX, artifacts_dir=tmp_path / "broken",
+                     extravars={"cluster_rollout_smoke": "always", "horovod_check_timeout": 1}).rollout()
+    assert not broken.ok and len(broken.failed_hosts) == 1, broken.to_json()
+    assert "smoke test failed" in broken.hosts[broken.failed_hosts[0]].failure.message, broken.to_json()
+    assert broken.smoke and not any(r["ok"] for r in broken.smoke.values()), broken.smoke
     for host in hosts:
         verified = json.loads(_exec(host, "cat", MARKER).stdout)["verified"]
         assert "pytorch" in verified["info"]["capabilities"]["frameworks"], verified

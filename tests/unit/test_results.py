@@ -137,3 +137,25 @@ def test_smoke_per_controller():
     assert [f.get("message") for f in failures] == ["timed out after 180 s"]
     skipped = CheckReport.from_stats({"hosts": hosts, "smoke": {"status": "skipped", "reason": "r"}}, clean)
     assert skipped.ok and ET.fromstring(skipped.to_junit()).find(".//skipped") is not None
+
+
+def test_a_rollout_carries_its_closing_smoke_test():
+    """RolloutResult.smoke: what check.yml published at the rollout's end, kept through JSON and shown."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from horovod_cluster.render import render
+
+    passed = {"gloo": {"ok": True, "size": 6, "seconds": 2.1, "ranks": [{"host": "a"}, {"host": "b"}]}}
+    run = RolloutResult.from_outcome(outcome([event("runner_on_ok", "a")], {"ok": {"a": 1}}, rc=0), smoke=passed)
+    assert from_json(run.to_json()).smoke == passed
+    shown = StringIO()
+    render(run, Console(file=shown, width=200))
+    assert "smoke gloo: passed 6 ranks on a, b in 2.1 s" in shown.getvalue()
+    skipped = RolloutResult.from_outcome(outcome([event("runner_on_ok", "a")], {"ok": {"a": 1}}, rc=0),
+                                         smoke={"status": "skipped", "reason": "no task changed a host"})
+    shown = StringIO()
+    render(skipped, Console(file=shown, width=200))
+    assert "smoke: skipped no task changed a host" in shown.getvalue()
+    assert RolloutResult.from_outcome(outcome([], {}, rc=0)).smoke is None
