@@ -165,6 +165,7 @@ class Cluster:
             options={"playbook": playbook, "inventory": [str(p) for p in self.inventory], "limit": limit,
                      "extravars": extravars or {}, **options},
             smoke=(outcome.artifact_data.get("hvc_check") or {}).get("smoke"),
+            settled=outcome.artifact_data.get("hvc_settled"),
         )
         return result, outcome.artifact_data
 

@@ -20,6 +20,7 @@ def render(result: Result, console: Console) -> None:
         _wheelhouse(result, console)
     _run(result if isinstance(result, RolloutResult) else result.run, console)
     if isinstance(result, RolloutResult):  # a rollout's closing smoke test (a check shows its own above)
+        _settled(result.settled, console)
         _smoke(smoke_results(result.smoke), console)
     verdict = "[bold green]OK[/]" if result.ok else "[bold red]FAILED[/]"
     console.print(f"{result.kind}: {verdict}")
@@ -94,6 +95,21 @@ def _check(report: CheckReport, console: Console) -> None:
     _smoke(report.smoke_results, console)
     if report.bandwidth is not None:
         _bandwidth(report.bandwidth, console)
+
+
+def _settled(settled: dict | None, console: Console) -> None:
+    """site.yml's fast path: taken, or why not, with the hosts that share each reason."""
+    if not settled:
+        return
+    if settled.get("settled"):
+        console.print("settled: nothing changed since the last rollout, no role ran (cluster_rollout_fast_path)",
+                      highlight=False)
+        return
+    reasons: dict[str, list[str]] = {}
+    for host, reason in sorted((settled.get("hosts") or {}).items()):
+        reasons.setdefault(reason, []).append(host)
+    lines = [f"{reason} ({', '.join(hosts)})" for reason, hosts in reasons.items()]
+    console.print(f"settled: no, every role ran: {'; '.join(lines) or 'no host answered'}", highlight=False)
 
 
 def _smoke(results: dict[str, dict], console: Console) -> None:

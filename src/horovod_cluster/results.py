@@ -82,6 +82,9 @@ class RolloutResult:
     # A rollout's closing smoke test as check.yml published it: per controller {ok, ...}, or
     # {status: skipped, reason}; None when the run published none (another playbook, stopped earlier).
     smoke: dict[str, Any] | None = None
+    # site.yml's fast path (playbooks/settled.yml): {settled: bool, hosts: {host: "settled" or why not}};
+    # None when the run published none (another playbook, or --tags).
+    settled: dict[str, Any] | None = None
 
     kind = "rollout"
 
@@ -187,7 +190,7 @@ class RolloutResult:
             failure = TaskFailure(**h["failure"]) if h.get("failure") else None
             hosts[name] = HostResult(**{**h, "failure": failure})
         fields = {k: data[k] for k in ("playbook", "status", "rc", "artifacts", "started", "finished",
-                                       "plays", "limit", "check_mode", "error", "options", "smoke") if k in data}
+                                       "plays", "limit", "check_mode", "error", "options", "smoke", "settled") if k in data}
         return cls(hosts=hosts, **fields)
 
 

@@ -1,11 +1,13 @@
 """A rollout with nothing to change stays fast and still repairs a drifted host (after the main job).
 
-A no-op rollout takes Horovod's check-build result from the marker (the installed files match the
-wheel's RECORD hashes) instead of importing the frameworks again, and skips the cross-host smoke test
-(no task changed a host; cluster_rollout_smoke: always runs it anyway, and a rollout whose smoke test
-fails is a failed rollout); the next rollout after a host drifted (libuv removed, a file of the
-installed Horovod deleted, the marker deleted) puts every piece back, runs check-build there again,
-and the smoke test.
+On a settled cluster (every host as the last successful rollout left it: playbooks/settled.yml) a rollout
+runs no role at all and skips the smoke test, saying why. With the fast path off, a no-op rollout takes
+Horovod's check-build result from the marker (the installed files match the wheel's RECORD hashes)
+instead of importing the frameworks again, and skips the cross-host smoke test (no task changed a host;
+cluster_rollout_smoke: always runs it anyway, and a rollout whose smoke test fails is a failed rollout).
+Neither leaves the cluster unsettled. After a host drifted (libuv removed, a file of the installed Horovod
+deleted, the marker deleted) the next rollout is not settled, names what changed, puts every piece back,
+runs check-build there again, and the smoke test.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from horovod_cluster import Cluster
 from horovod_cluster.events import TaskLog
@@ -24,6 +27,8 @@ VENV = "/opt/horovod/venv"
 MARKER = f"{VENV}/.horovod-platform-key.json"
 CHECK_BUILD = "Horovod | Read the build's capabilities (check-build)"
 SMOKE = "Run the smoke script on every slot"  # (gloo), (mpi): on the launcher
+SETTLED_SMOKE = "the cluster is settled: nothing changed since the last rollout"
+FAST_PATH_OFF = {"cluster_rollout_fast_path": False}
 
 pytestmark = [
     pytest.mark.sandbox,
@@ -47,13 +52,20 @@ def test_noop_rollout_skips_check_build_and_drift_is_repaired(tmp_path):
     # rollout puts it back, and the marker then holds check-build's result; the next one has nothing to do.
     settle = Cluster(SANDBOX, artifacts_dir=tmp_path / "settle").rollout()
     assert settle.ok, settle.to_json()
+    # Settled: no role runs (check-build is not even reached), nothing changes, the smoke test is skipped.
+    settled_tasks = TaskLog()
+    settled = Cluster(SANDBOX, artifacts_dir=tmp_path / "settled", on_event=settled_tasks).rollout()
+    _assert_settled(settled, settled_tasks, hosts)
+    # The fast path off: every role runs and finds nothing to do.
     noop_tasks = TaskLog()
-    noop = Cluster(SANDBOX, artifacts_dir=tmp_path / "noop", on_event=noop_tasks).rollout()
+    noop = Cluster(SANDBOX, artifacts_dir=tmp_path / "noop", on_event=noop_tasks, extravars=FAST_PATH_OFF).rollout()
     assert noop.ok, noop.to_json()
     assert {h: r.changed for h, r in noop.hosts.items()} == {h: 0 for h in hosts}, noop.to_json()
     assert noop_tasks.last_ends(CHECK_BUILD) == {h: "skipped" for h in hosts}
     assert noop_tasks.last_ends(SMOKE) == {}, "no host changed: the rollout skips the smoke test"
-    assert noop.smoke and noop.smoke["status"] == "skipped", noop.smoke
+    assert noop.smoke and noop.smoke["status"] == "skipped" and noop.smoke["reason"] != SETTLED_SMOKE, noop.smoke
+    assert noop.settled and not noop.settled["settled"], noop.settled
+    assert all("fast path is off" in why for why in noop.settled["hosts"].values()), noop.settled
     # cluster_rollout_smoke: always runs it on a rollout that changes nothing as well.
     always_tasks = TaskLog()
     always = Cluster(SANDBOX, artifacts_dir=tmp_path / "always", on_event=always_tasks,
@@ -70,6 +82,10 @@ def test_noop_rollout_skips_check_build_and_drift_is_repaired(tmp_path):
     for host in hosts:
         verified = json.loads(_exec(host, "cat", MARKER).stdout)["verified"]
         assert "pytorch" in verified["info"]["capabilities"]["frameworks"], verified
+    # None of them changed a host: the cluster is still settled (a failed run records nothing).
+    still_tasks = TaskLog()
+    still = Cluster(SANDBOX, artifacts_dir=tmp_path / "still", on_event=still_tasks).rollout()
+    _assert_settled(still, still_tasks, hosts)
 
     # Drift: libuv and one compiled file of Horovod gone on the second host, the marker on the third.
     drifted, unmarked = hosts[1], hosts[2]
@@ -81,6 +97,9 @@ def test_noop_rollout_skips_check_build_and_drift_is_repaired(tmp_path):
     repair_tasks = TaskLog()
     repair = Cluster(SANDBOX, artifacts_dir=tmp_path / "repair", on_event=repair_tasks).rollout()
     assert repair.ok, repair.to_json()
+    assert repair.settled == {"settled": False, "hosts": {
+        hosts[0]: "settled", drifted: "changed on the host: /opt/horovod, /var/lib/dpkg/status",
+        unmarked: "changed on the host: /opt/horovod"}}, repair.settled
     assert repair.hosts[hosts[0]].changed == 0, repair.to_json()
     assert repair.hosts[drifted].changed > 0 and repair.hosts[unmarked].changed > 0
     assert repair_tasks.last_ends(CHECK_BUILD) == {hosts[0]: "skipped", drifted: "ok", unmarked: "ok"}
@@ -93,3 +112,18 @@ def test_noop_rollout_skips_check_build_and_drift_is_repaired(tmp_path):
 
     report = Cluster(SANDBOX).check(smoke=False)
     assert report.ok, report.to_json()
+    # The repaired cluster was recorded: settled again.
+    again_tasks = TaskLog()
+    _assert_settled(Cluster(SANDBOX, artifacts_dir=tmp_path / "again", on_event=again_tasks).rollout(),
+                    again_tasks, hosts)
+
+
+def _assert_settled(result, tasks: TaskLog, hosts: list[str]) -> None:
+    assert result.ok, result.to_json()
+    assert result.settled == {"settled": True, "hosts": {h: "settled" for h in hosts}}, result.settled
+    assert {h: r.changed for h, r in result.hosts.items()} == {h: 0 for h in hosts}, result.to_json()
+    # Only the settled play's own tasks ran; every later play ended at its first task (cluster_defaults).
+    settled_play = {t["name"] for t in yaml.safe_load((ROOT / "playbooks" / "settled.yml").read_text())[0]["tasks"]}
+    ran = {name for _, name, _ in tasks.ended} - settled_play - {"Gathering Facts"}
+    assert {n for n in ran if not n.startswith(("Validating arguments against arg spec", "End this play"))} == set()
+    assert result.smoke == {"status": "skipped", "reason": SETTLED_SMOKE}, result.smoke

@@ -159,3 +159,27 @@ def test_a_rollout_carries_its_closing_smoke_test():
     render(skipped, Console(file=shown, width=200))
     assert "smoke: skipped no task changed a host" in shown.getvalue()
     assert RolloutResult.from_outcome(outcome([], {}, rc=0)).smoke is None
+
+
+def test_a_rollout_says_whether_the_cluster_was_settled():
+    """RolloutResult.settled: settled.yml's verdict, kept through JSON; shown as taken, or why not per reason."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from horovod_cluster.render import render
+
+    def shown(settled):
+        run = RolloutResult.from_outcome(outcome([event("runner_on_ok", "a")], {"ok": {"a": 1}}, rc=0),
+                                         settled=settled)
+        assert from_json(run.to_json()).settled == settled
+        text = StringIO()
+        render(run, Console(file=text, width=300))
+        return text.getvalue()
+
+    assert "settled: nothing changed since the last rollout, no role ran" in shown(
+        {"settled": True, "hosts": {"a": "settled", "b": "settled"}})
+    why = shown({"settled": False, "hosts": {"a": "settled", "b": "changed on the host: /opt/horovod",
+                                             "c": "changed on the host: /opt/horovod"}})
+    assert "settled: no, every role ran: settled (a); changed on the host: /opt/horovod (b, c)" in why
+    assert "settled:" not in shown(None)
