@@ -6,7 +6,7 @@ Horovod's check-build result from the marker (the installed files match the whee
 instead of importing the frameworks again, and skips the cross-host smoke test (no task changed a host;
 cluster_rollout_smoke: always runs it anyway, and a rollout whose smoke test fails is a failed rollout).
 Neither leaves the cluster unsettled. After a host drifted (libuv removed, a file of the installed Horovod
-deleted, the marker deleted) the next rollout is not settled, names what changed, puts every piece back,
+deleted, torch no longer the pinned release, the marker deleted) the next rollout is not settled, names what changed, puts every piece back,
 runs check-build there again, and the smoke test.
 """
 from __future__ import annotations
@@ -38,6 +38,12 @@ pytestmark = [
 
 def _exec(host: str, *argv: str, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run(["podman", "exec", host, *argv], capture_output=True, text=True, check=check)
+
+
+def _torch_version(host: str) -> str:
+    """torch's release as pip sees it (its installed metadata)."""
+    return _exec(host, f"{VENV}/bin/python", "-c",
+                 "from importlib.metadata import version; print(version('torch'))").stdout.strip()
 
 
 def _horovod_so(host: str) -> str:
@@ -87,11 +93,17 @@ def test_noop_rollout_skips_check_build_and_drift_is_repaired(tmp_path):
     still = Cluster(SANDBOX, artifacts_dir=tmp_path / "still", on_event=still_tasks).rollout()
     _assert_settled(still, still_tasks, hosts)
 
-    # Drift: libuv and one compiled file of Horovod gone on the second host, the marker on the third.
+    # Drift: libuv and one compiled file of Horovod gone on the second host, and its torch no longer the pinned
+    # one (its installed metadata says another release, as after a `pip install torch==...` by hand); the
+    # marker gone on the third.
     drifted, unmarked = hosts[1], hosts[2]
     library = _horovod_so(drifted)
+    pinned_torch = _torch_version(drifted)
     _exec(drifted, "apt-get", "remove", "-y", "-q", "libuv1-dev")
     _exec(drifted, "rm", library)
+    metadata = _exec(drifted, "find", f"{VENV}/lib", "-maxdepth", "4", "-path", "*/torch-*.dist-info/METADATA").stdout
+    _exec(drifted, "sed", "-i", f"s/^Version: {pinned_torch}$/Version: 2.12.0/", metadata.strip())
+    assert _torch_version(drifted) == "2.12.0"
     _exec(unmarked, "rm", MARKER)
 
     repair_tasks = TaskLog()
@@ -106,6 +118,7 @@ def test_noop_rollout_skips_check_build_and_drift_is_repaired(tmp_path):
     assert list(repair_tasks.last_ends(SMOKE).values()) == ["ok"], "hosts changed: the smoke test runs"
     assert _exec(drifted, "dpkg-query", "-W", "-f", "${Status}", "libuv1-dev").stdout == "install ok installed"
     assert _exec(drifted, "test", "-s", library, check=False).returncode == 0
+    assert _torch_version(drifted) == pinned_torch, "the pinned torch is back"
     for host in (drifted, unmarked):
         marker = json.loads(_exec(host, "cat", MARKER).stdout)
         assert marker["verified"]["info"]["version"] == "0.28.1", marker
