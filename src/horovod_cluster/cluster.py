@@ -164,10 +164,15 @@ class Cluster:
             outcome, limit=limit, check_mode=bool(options.get("check")),
             options={"playbook": playbook, "inventory": [str(p) for p in self.inventory], "limit": limit,
                      "extravars": extravars or {}, **options},
-            smoke=(outcome.artifact_data.get("hvc_check") or {}).get("smoke"),
-            settled=outcome.artifact_data.get("hvc_settled"),
         )
         return result, outcome.artifact_data
+
+    @staticmethod
+    def _rollout(run: RolloutResult, stats: dict[str, Any]) -> RolloutResult:
+        """A run of site.yml: with its closing smoke test and whether it found the cluster settled."""
+        run.smoke = (stats.get("hvc_check") or {}).get("smoke")
+        run.settled = stats.get("hvc_settled")
+        return run
 
     def listing(self, playbook: str, *what: str, limit: str | None = None, tags: str | Sequence[str] | None = None,
                 skip_tags: str | Sequence[str] | None = None) -> tuple[int, str]:
@@ -222,9 +227,9 @@ class Cluster:
             if not 0 <= int(max_fail_percentage) <= 100:
                 raise UsageError(f"bad max_fail_percentage {max_fail_percentage!r}: expected 0-100")
             extravars["cluster_max_fail_percentage"] = int(max_fail_percentage)
-        run, _ = self._run(playbook, limit=limit, tags=_join(tags), skip_tags=_join(skip_tags),
-                           extravars=extravars, check=check, diff=diff)
-        return self._remember(run)
+        run, stats = self._run(playbook, limit=limit, tags=_join(tags), skip_tags=_join(skip_tags),
+                               extravars=extravars, check=check, diff=diff)
+        return self._remember(self._rollout(run, stats))
 
     def retry_failed(self) -> RolloutResult:
         """Re-run the last rollout (or retry) on only its failed and unreachable hosts.
@@ -242,8 +247,8 @@ class Cluster:
         if not hosts:
             return RolloutResult(playbook=playbook, status="successful", rc=0, artifacts="",
                                  started=0.0, finished=0.0, options=run.options)
-        run, _ = self._run(playbook, limit=",".join(hosts), **options)
-        return self._remember(run)
+        run, stats = self._run(playbook, limit=",".join(hosts), **options)
+        return self._remember(self._rollout(run, stats))
 
     def check(self, smoke: bool = True, bench: bool = False, limit: str | None = None) -> CheckReport:
         """Health, versions and consistency of every host (check.yml publishes `hvc_check`)."""
