@@ -97,7 +97,11 @@ def path_digest(path, exclude=frozenset()):
             if os.path.exists(path) else (hashlib.sha256(b"absent").hexdigest(), 0)
         return hashlib.sha256(("link %s %s" % (target, inner)).encode()).hexdigest(), count + 1
     if not stat.S_ISDIR(top.st_mode):
-        return hashlib.sha256(("file %o %s" % (stat.S_IMODE(top.st_mode), _file_digest(path))).encode()).hexdigest(), 1
+        try:
+            content = _file_digest(path)
+        except OSError:  # not readable by this user (a rootless host): its size, mode and time stand in
+            content = _entry(path, top)
+        return hashlib.sha256(("file %o %s" % (stat.S_IMODE(top.st_mode), content)).encode()).hexdigest(), 1
     digest = hashlib.sha256(b"folder")
     count = 0
     for root, dirs, files in os.walk(path, followlinks=False):

@@ -143,3 +143,14 @@ def test_the_ignored_settings_are_project_settings():
 
     ignored = yaml.safe_load((REPO / "playbooks/vars/settled.yml").read_text())["__hvc_state_ignore"]
     assert set(ignored) <= set(known_names(str(REPO / "roles"))), set(ignored) - set(known_names(str(REPO / "roles")))
+
+
+def test_an_unreadable_file_counts_by_its_size_mode_and_time(host, monkeypatch):
+    """A rootless host may not read every path (a system file): the digest still comes, and still moves."""
+    def refuse(path):
+        raise PermissionError(13, "Permission denied", path)
+
+    monkeypatch.setattr(fp, "_file_digest", refuse)
+    before = _digest(host)
+    host["status"].write_text("Package: libuv1-dev\nStatus: deinstall ok config-files\n")
+    assert _digest(host) != before
