@@ -22,7 +22,9 @@ description:
     start of the next one (playbooks/settled.yml).
 options:
   paths:
-    description: Files and folders to digest (C(~user) is expanded on the host).
+    description: >-
+      Files and folders to digest (C(~user) is expanded on the host). A path inside another listed folder
+      is counted once, as part of that folder.
     type: list
     elements: str
     required: true
@@ -48,7 +50,8 @@ digest:
   type: str
   returned: always
 paths:
-  description: Each path (as given) with its own digest, so a caller can name what changed.
+  description: Each path (as given) with its own digest, so a caller can name what changed (not the paths
+    inside another listed folder).
   type: dict
   returned: always
 files:
@@ -133,9 +136,12 @@ def host_identity():
 def fingerprint(paths, exclude=()):
     """{digest, paths: {path: digest}, files} of the given paths and this host's identity."""
     excluded = frozenset(os.path.expanduser(p) for p in exclude)
+    full = {path: os.path.normpath(os.path.expanduser(path)) for path in set(paths)}
     per_path, files = {}, 0
-    for path in sorted(set(paths)):
-        per_path[path], count = path_digest(os.path.expanduser(path), excluded)
+    for path in sorted(full):
+        if any(other != full[path] and full[path].startswith(other.rstrip("/") + "/") for other in full.values()):
+            continue  # inside another listed folder, which counts it already
+        per_path[path], count = path_digest(full[path], excluded)
         files += count
     digest = hashlib.sha256(host_identity().encode())
     for path in sorted(per_path):

@@ -154,3 +154,9 @@ def test_an_unreadable_file_counts_by_its_size_mode_and_time(host, monkeypatch):
     before = _digest(host)
     host["status"].write_text("Package: libuv1-dev\nStatus: deinstall ok config-files\n")
     assert _digest(host) != before
+
+
+def test_a_path_inside_another_listed_folder_is_walked_once(host):
+    env = str(host["prefix"] / "venv")
+    both = fp.fingerprint(host["paths"] + [env])
+    assert both["digest"] == fp.fingerprint(host["paths"])["digest"] and env not in both["paths"]
