@@ -21,8 +21,10 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -233,7 +235,10 @@ class Runner:
         events: list[dict[str, Any]] = []
         stats: dict[str, Any] = {}
 
+        stop = _Stop()
+
         def handle(event: dict[str, Any]) -> bool:
+            stop.event(event)
             if event.get("event") == "playbook_on_stats":
                 stats.update(event.get("event_data", {}))
             events.append(event)
@@ -250,7 +255,7 @@ class Runner:
         # Sortable and unique enough per controller; ansible-runner rotates by mtime.
         ident = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}-{time.monotonic_ns() % 10**6:06d}"
         folder = self.artifacts_dir / ident
-        with _in_progress(folder):
+        with _in_progress(folder), stop.handling():
             self.rotate(keep=self.keep)  # this run's folder counts, and is not removed
             started = time.time()
             result = ansible_runner.run(
@@ -271,8 +276,11 @@ class Runner:
                 verbosity=options.verbosity or None,
                 event_handler=handle,
                 status_handler=status,
+                cancel_callback=stop.cancel,
                 quiet=True,
             )
+        if stop.asked:  # the play was stopped; the interruption goes on to the caller
+            raise KeyboardInterrupt
         return RunOutcome(
             playbook=playbook,
             status=result.status,
@@ -292,6 +300,48 @@ class Runner:
         for old in runs[:max(len(runs) - max(keep, 0), 0)]:
             if not in_progress(old):
                 shutil.rmtree(old, ignore_errors=True)
+
+
+class _Stop:
+    """Ctrl-C, or SIGTERM (how a CI runner cancels a job), during a run ends the play, not only this
+    process: ansible-playbook runs in a session of its own (ansible-runner's pty) and its workers each in
+    another (ansible's setsid), so a plain exit would leave them running against the hosts. The signal
+    goes on to ansible-playbook as SIGTERM (its pid comes with every event), which passes it to its workers
+    and ends; before its first event, ansible-runner's cancel stops it (no task has started yet)."""
+
+    def __init__(self) -> None:
+        self.asked: list[int] = []
+        self.pid: int | None = None
+
+    def event(self, event: dict[str, Any]) -> None:
+        if self.pid is None and event.get("pid"):
+            self.pid = int(event["pid"])
+
+    def received(self, signum: int, frame: Any) -> None:
+        self.asked.append(signum)
+        if self.pid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGTERM)
+
+    def cancel(self) -> bool:
+        return bool(self.asked) and self.pid is None
+
+    @contextlib.contextmanager
+    def handling(self) -> Iterator[None]:
+        """Take SIGINT and SIGTERM while the run goes on. A signal already ignored (a job being stopped)
+        stays ignored, and outside the main thread Python takes no signals: nothing changes there."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+        for signum, handler in previous.items():
+            if handler is not signal.SIG_IGN:
+                signal.signal(signum, self.received)
+        try:
+            yield
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
 
 
 @contextlib.contextmanager

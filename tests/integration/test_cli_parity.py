@@ -7,9 +7,11 @@ this machine three times (connection local) in groups cpu_nodes and gpu_nodes.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -139,6 +141,35 @@ def _cli_process(tmp_path: Path, *args: str, **env: str) -> subprocess.Popen:
     """The CLI in a real process whose stdout and stderr are pipes, as in CI."""
     return subprocess.Popen([sys.executable, "-m", "horovod_cluster.cli", *map(str, args)], cwd=tmp_path,
                             env=_cli_env(tmp_path, **env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _playbooks_naming(text: str) -> list[int]:
+    """The processes of this machine whose command line names `text` (ansible-playbook gets -e on its own)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        with contextlib.suppress(OSError):
+            if text.encode() in cmdline.read_bytes() and b"ansible-playbook" in cmdline.read_bytes():
+                found.append(int(cmdline.parent.name))
+    return found
+
+
+def test_sigterm_stops_the_play_too(tmp_path):
+    """A CI runner cancels a job with SIGTERM: the rollout stops its ansible-playbook (which runs in a
+    session of its own) before it exits, instead of leaving the play running against the hosts."""
+    gate = tmp_path / "never-opened"
+    run = _cli_process(tmp_path, "rollout", "-i", INVENTORY, "-l", "hvc-node1", "-e", f"echo_wait_for={gate}")
+    deadline = time.monotonic() + 60
+    while not _playbooks_naming(str(gate)):
+        assert run.poll() is None and time.monotonic() < deadline, run.communicate()
+        time.sleep(0.2)
+    time.sleep(1)  # into the waiting task
+    run.send_signal(signal.SIGTERM)
+    run.communicate(timeout=60)
+    assert run.returncode != 0
+    deadline = time.monotonic() + 10
+    while _playbooks_naming(str(gate)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _playbooks_naming(str(gate)), "ansible-playbook still runs after the rollout was stopped"
 
 
 def test_log_output_outside_a_terminal(tmp_path):
