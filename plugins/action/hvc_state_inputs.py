@@ -34,6 +34,8 @@ from ansible.release import __version__ as ansible_version
 # The collection's root (this file is plugins/action/hvc_state_inputs.py) and what of it a rollout runs.
 ROOT = Path(__file__).resolve().parents[2]
 CONTENT = ("roles", "playbooks", "plugins", "site.yml")
+# Documentation (a role's README) is not read by a rollout: editing it keeps a cluster settled.
+NOT_READ = (".md",)
 # Connection variables that shape what lands on a host (whose files, which names in known_hosts).
 CONNECTION = ("ansible_host", "ansible_user", "ansible_become", "ansible_become_user", "ansible_become_method",
               "ansible_python_interpreter", "proxy_env")
@@ -41,14 +43,16 @@ _CONTENT_DIGEST: dict = {}
 
 
 def content_digest(root=ROOT):
-    """sha256 over the path and content of every file a rollout reads from the collection (once per process)."""
+    """sha256 over the path and content of every file a rollout reads from the collection, documentation left
+    out (once per process)."""
     key = str(root)
     if key not in _CONTENT_DIGEST:
         digest = hashlib.sha256()
         for part in CONTENT:
             top = Path(root) / part
-            files = [top] if top.is_file() else sorted(p for p in top.rglob("*")
-                                                       if p.is_file() and "__pycache__" not in p.parts)
+            files = [top] if top.is_file() else sorted(
+                p for p in top.rglob("*")
+                if p.is_file() and "__pycache__" not in p.parts and not p.name.endswith(NOT_READ))
             for path in files:
                 digest.update(("%s\0" % path.relative_to(root)).encode())
                 digest.update(hashlib.sha256(path.read_bytes()).digest())

@@ -128,6 +128,10 @@ def test_inputs_follow_variables_members_and_content(tmp_path):
               {"groups": {"cluster": ["node1"]}}]
     for change in differ:
         assert inputs.inputs({**task_vars, **change}, ignore, root)["digest"] != base, change
+    # A role's README is documentation, not read by a rollout; its tasks are.
+    (root / "roles/horovod/README.md").write_text("# horovod, documented again\n")
+    inputs._CONTENT_DIGEST.clear()
+    assert inputs.inputs(task_vars, ignore, root)["digest"] == base
     (root / "roles/horovod/tasks/main.yml").write_text("---\n- name: edited\n")
     inputs._CONTENT_DIGEST.clear()
     edited = inputs.inputs(task_vars, ignore, root)
