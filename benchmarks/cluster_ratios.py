@@ -68,14 +68,17 @@ def cluster(inventory: Path, work: Path, wheels: Path | None, **extravars) -> Cl
     return Cluster(inventory, artifacts_dir=work / "runs", extravars=extravars)
 
 
-def first_rollout(hosts: Cluster, what: str, compiled_on: dict[str, list[str]], label: str) -> float:
-    """The rollout's seconds; the hosts the Horovod compile ran on go to compiled_on[label] (the evidence)."""
+def first_rollout(hosts: Cluster, what: str, compiled_on: dict[str, list[str]], slowest: dict[str, list],
+                  label: str) -> float:
+    """The rollout's seconds; the hosts the Horovod compile ran on go to compiled_on[label] (the evidence),
+    its ten slowest tasks (seconds, host, task) to slowest[label] (where the time went)."""
     hosts.on_event = tasks = TaskLog()
     try:
         _, seconds = timed(lambda: must(hosts.rollout(), what))
     finally:
         hosts.on_event = None
     compiled_on[label] = tasks.hosts(COMPILE)
+    slowest[label] = sorted(((s, h, t) for (h, t), s in tasks.seconds.items()), reverse=True)[:10]
     return seconds
 
 
@@ -97,12 +100,13 @@ def measure(count: int, warm_wheels: bool, work: Path, compare_sharing: bool = F
     box = Sandbox(prefix="hvc-bench", network="hvc-bench", inventory_dir=inventory, state_dir=work / "state")
     times: dict[str, float] = {}
     compiled_on: dict[str, list[str]] = {}
+    slowest: dict[str, list] = {}
     try:
         for n in (1, count):
             bring_up(box, inventory, n)
             wheels = None if warm_wheels else work / f"wheels-{n}"
             hosts = cluster(inventory, work, wheels)
-            times[f"first_{n}"] = first_rollout(hosts, f"first rollout of {n}", compiled_on, f"first_{n}")
+            times[f"first_{n}"] = first_rollout(hosts, f"first rollout of {n}", compiled_on, slowest, f"first_{n}")
             _, times[f"check_{n}"] = timed(lambda: must(hosts.check(smoke=True), f"check of {n}"))
             print(f"{n} host(s): first rollout {times[f'first_{n}']:.0f} s, check {times[f'check_{n}']:.0f} s",
                   flush=True)
@@ -130,12 +134,13 @@ def measure(count: int, warm_wheels: bool, work: Path, compare_sharing: bool = F
             bring_up(box, inventory, count)
             every = cluster(inventory, work, work / "wheels-every", horovod_share_wheels=False)
             label = f"first_{count}_every_host_compiling"
-            times[label] = first_rollout(every, f"first rollout of {count}, every host compiling", compiled_on, label)
+            times[label] = first_rollout(every, f"first rollout of {count}, every host compiling", compiled_on, slowest,
+                                         label)
     finally:
         box.down()
     return {
         "hosts": count, "seconds": {k: round(v, 1) for k, v in times.items()},
-        "compiled_on": compiled_on,
+        "compiled_on": compiled_on, "slowest_tasks": slowest,
         "ratios": {
             "rollout_n_over_1": times[f"first_{count}"] / times["first_1"],
             "noop_over_first": times["noop_runner"] / times[f"first_{count}"],
@@ -170,6 +175,8 @@ def main() -> int:
         print(f"{name:32} {shown:>9} {op + ' ' + str(bound):>8}  {'met' if met else 'NOT met'}")
     print("seconds:", json.dumps(figures["seconds"]))
     print("Horovod compiled on:", json.dumps(figures["compiled_on"]))
+    for label, tasks in figures["slowest_tasks"].items():
+        print(f"slowest tasks of {label}: " + "; ".join(f"{s:.0f} s {h} {t}" for s, h, t in tasks[:5]))
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
     return 0
