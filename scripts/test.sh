@@ -9,18 +9,15 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 source scripts/stage.sh
 
-# Two lanes side by side keep the 2 cores busy. The sandbox lane starts with the main job on the
-# sandbox, which fills the caches it shares with two scenarios (the CPU wheelhouse, the CPU Horovod
-# wheel), then runs the tests that build on its cluster. The molecule lane meanwhile runs the
-# scenarios that fill none of those caches, amd64 then arm64 (under qemu), and only then -- once the
-# sandbox run has filled them, so that no cache is ever filled by two runs at once -- python_env and
-# horovod_cluster. The tests that need no sandbox end both lanes, in two groups balanced by the
-# durations recorded in .test_durations (pytest-split; `pytest --store-durations -m "not sandbox"`
-# records them again); each group a run of whole modules in order, so a module's fixtures are set
-# up once. Measured: the two lanes take about the same time.
+# Two lanes side by side keep the 2 cores busy. The molecule lane runs every scenario: python_env
+# and horovod_cluster go first because they fill the caches the sandbox shares (the CPU wheelhouse,
+# the CPU Horovod wheel), then the other amd64 scenarios, then the arm64 ones under qemu. The
+# sandbox lane runs the tests that need no sandbox, then -- once those caches are filled, so that
+# no cache is ever filled by two runs at once -- the main job on the sandbox and the tests that
+# build on its cluster. (Measured: the two lanes take about the same time.)
 ARM64_SCENARIOS=(preflight_arm64 toolchain_arm64)
-AMD64_OWN_CACHES=(preflight toolchain mpi_cluster horovod_nccl)
-AMD64_SHARED_CACHES=(python_env horovod_cluster)
+AMD64_FIRST=(preflight python_env horovod_cluster)
+AMD64_THEN=(toolchain mpi_cluster horovod_nccl)
 # The slow tier, documented in README.
 SLOW_SCENARIOS=(cuda_distro)
 
@@ -49,12 +46,8 @@ run_lane() {  # run scenarios one after another, print each one's time, stop at 
   done
 }
 
-wait_for() {  # wait_for FILE PID: until another lane creates FILE, or that lane (PID) has ended
-  until [[ -e "$1" ]] || ! kill -0 "$2" 2>/dev/null; do sleep 5; done
-}
-
-pytest_group() {  # pytest_group N: the N-th of the two groups of tests that need no sandbox
-  pytest -q -m "not sandbox" --splits 2 --group "$1" --splitting-algorithm duration_based_chunks
+wait_for() {  # wait_for FILE: until another lane creates it
+  until [[ -e "$1" ]]; do sleep 5; done
 }
 
 sandbox=1
@@ -71,17 +64,16 @@ else
   side_log="$(mktemp -t hvc-sandbox-lane.XXXXXX.log)"
   sandbox_lane() {
     STAGE_TIMES=()
+    stage pytest pytest -q -m "not sandbox"
     if ((sandbox)); then
+      stage wait-for-caches wait_for "$caches_ready"
       stage sandbox-run bash scripts/sandbox-run.sh
-      touch "$caches_ready"
       # The README snippet runs as written on the sandbox (a re-run: nothing left to change).
       stage pytest-sandbox env HVC_README_ON_SANDBOX=1 pytest -q -m sandbox --durations=12
     fi
-    touch "$caches_ready"
-    stage pytest-group-1 pytest_group 1
     stage_summary
   }
-  echo "=== sandbox lane (sandbox run, pytest -m sandbox, pytest group 1) in the background, log: $side_log"
+  echo "=== sandbox lane (pytest, sandbox run, pytest -m sandbox) in the background, log: $side_log"
   set -m  # the sandbox lane gets a process group of its own, stopped with it if this script fails
   sandbox_lane >"$side_log" 2>&1 &
   side_pid=$!
@@ -89,12 +81,11 @@ else
   # (|| true: under set -e a failing command in the EXIT trap would become the script's exit code)
   trap 'kill -- -"$side_pid" 2>/dev/null || true; rm -f "$caches_ready"' EXIT
   side_start=$SECONDS
-  stage molecule-amd64 run_lane "${AMD64_OWN_CACHES[@]}"
+  stage molecule-amd64 run_lane "${AMD64_FIRST[@]}"
+  touch "$caches_ready"
+  stage molecule-amd64-more run_lane "${AMD64_THEN[@]}"
   stage molecule-arm64 run_lane "${ARM64_SCENARIOS[@]}"
   [[ "${HVC_SLOW:-0}" == 1 ]] && stage molecule-slow run_lane "${SLOW_SCENARIOS[@]}"
-  stage wait-for-caches wait_for "$caches_ready" "$side_pid"
-  stage molecule-amd64-shared run_lane "${AMD64_SHARED_CACHES[@]}"
-  stage pytest-group-2 pytest_group 2
   side_wait() {
     local code=0
     wait "$side_pid" || code=$?
