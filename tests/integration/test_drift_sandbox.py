@@ -4,7 +4,7 @@ On a settled cluster (every host as the last successful rollout left it: playboo
 runs no role at all and skips the smoke test, saying why. cluster_rollout_smoke: always turns the fast path
 off: every role runs, Horovod's check-build result comes from the marker (the installed files match the
 wheel's RECORD hashes) instead of importing the frameworks again, and the smoke test runs; a rollout whose
-smoke test fails is a failed rollout. Neither leaves the cluster unsettled. (A no-op rollout with the fast
+smoke test fails is a failed rollout and records nothing. (A no-op rollout with the fast
 path off skips the smoke test: test_partial_rollout_sandbox.py.) After a host drifted (libuv removed, a file
 of the installed Horovod deleted, torch no longer the pinned release, the marker deleted) the next rollout is
 not settled, names what changed, puts every piece back, runs check-build there again, and the smoke test.
@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SANDBOX = ROOT / "inventories" / "sandbox"
 VENV = "/opt/horovod/venv"
 MARKER = f"{VENV}/.horovod-platform-key.json"
+STATE = "/opt/horovod/rollout-state.json"  # the record of the last successful rollout
 CHECK_BUILD = "Horovod | Read the build's capabilities (check-build)"
 SMOKE = "Run the smoke script on every slot"  # (gloo), (mpi): on the launcher
 SETTLED_SMOKE = "the cluster is settled: nothing changed since the last rollout"
@@ -53,14 +54,16 @@ def _horovod_so(host: str) -> str:
 
 def test_noop_rollout_skips_check_build_and_drift_is_repaired(tmp_path):
     hosts = Cluster(SANDBOX).hosts()
-    # Earlier tests leave the cluster changed on purpose (e.g. the check scripts removed from a host): one
-    # rollout puts it back, and the marker then holds check-build's result; the next one has nothing to do.
-    settle = Cluster(SANDBOX, artifacts_dir=tmp_path / "settle").rollout()
-    assert settle.ok, settle.to_json()
-    # Settled: no role runs (check-build is not even reached), nothing changes, the smoke test is skipped.
-    settled_tasks = TaskLog()
-    settled = Cluster(SANDBOX, artifacts_dir=tmp_path / "settled", on_event=settled_tasks).rollout()
-    _assert_settled(settled, settled_tasks, hosts)
+    records = {host: _exec(host, "cat", STATE, check=False).stdout for host in hosts}
+    # A rollout whose smoke test fails is a failed rollout (a check only reports it): horovodrun given 1 s, and
+    # cluster_rollout_smoke: always (which also turns the fast path off, so every role runs). Earlier tests
+    # leave the cluster changed on purpose (e.g. the check scripts removed from a host): its roles put it back.
+    broken = Cluster(SANDBOX, artifacts_dir=tmp_path / "broken",
+                     extravars={"cluster_rollout_smoke": "always", "horovod_check_timeout": 1}).rollout()
+    assert not broken.ok and len(broken.failed_hosts) == 1, broken.to_json()
+    assert "smoke test failed" in broken.hosts[broken.failed_hosts[0]].failure.message, broken.to_json()
+    assert broken.smoke and not any(r["ok"] for r in broken.smoke.values()), broken.smoke
+    assert {host: _exec(host, "cat", STATE, check=False).stdout for host in hosts} == records, "a failed rollout records nothing"
     # cluster_rollout_smoke: always turns the fast path off: every role runs and finds nothing to do (check-build's
     # result comes from the marker), and the smoke test runs on a rollout that changed nothing.
     always_tasks = TaskLog()
@@ -72,19 +75,13 @@ def test_noop_rollout_skips_check_build_and_drift_is_repaired(tmp_path):
     assert set(always.settled["hosts"].values()) == {"the fast path is off (cluster_rollout_smoke: always)"}
     assert list(always_tasks.last_ends(SMOKE).values()) == ["ok"]
     assert sorted(always.smoke) == ["gloo", "mpi"] and all(r["ok"] for r in always.smoke.values()), always.smoke
-    # A rollout whose smoke test fails is a failed rollout (a check only reports it): horovodrun given 1 s.
-    broken = Cluster(SANDBOX, artifacts_dir=tmp_path / "broken",
-                     extravars={"cluster_rollout_smoke": "always", "horovod_check_timeout": 1}).rollout()
-    assert not broken.ok and len(broken.failed_hosts) == 1, broken.to_json()
-    assert "smoke test failed" in broken.hosts[broken.failed_hosts[0]].failure.message, broken.to_json()
-    assert broken.smoke and not any(r["ok"] for r in broken.smoke.values()), broken.smoke
     for host in hosts:
         verified = json.loads(_exec(host, "cat", MARKER).stdout)["verified"]
         assert "pytorch" in verified["info"]["capabilities"]["frameworks"], verified
-    # None of them changed a host: the cluster is still settled (a failed run records nothing).
-    still_tasks = TaskLog()
-    still = Cluster(SANDBOX, artifacts_dir=tmp_path / "still", on_event=still_tasks).rollout()
-    _assert_settled(still, still_tasks, hosts)
+    # Settled: no role runs (check-build is not even reached), nothing changes, the smoke test is skipped.
+    settled_tasks = TaskLog()
+    settled = Cluster(SANDBOX, artifacts_dir=tmp_path / "settled", on_event=settled_tasks).rollout()
+    _assert_settled(settled, settled_tasks, hosts)
 
     # Drift: libuv and one compiled file of Horovod gone on the second host, and its torch no longer the pinned
     # one (its installed metadata says another release, as after a `pip install torch==...` by hand); the
