@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from horovod_cluster import Cluster
+from horovod_cluster.events import TaskLog
 from horovod_cluster.results import CheckReport, from_json
 from horovod_cluster.sandbox import Sandbox
 
@@ -61,13 +62,16 @@ def test_check_without_the_rollouts_scripts_says_so(tmp_path):
     hosts = Cluster(SANDBOX).hosts()
     launcher, moved = hosts[0], "/opt/horovod-cluster/check.away"
     subprocess.run(["podman", "exec", launcher, "mv", "/opt/horovod-cluster/check", moved], check=True)
+    tasks = TaskLog()
     try:
-        report = Cluster(SANDBOX, artifacts_dir=tmp_path).check(smoke=True)
+        report = Cluster(SANDBOX, artifacts_dir=tmp_path, on_event=tasks).check(smoke=True)
     finally:
         subprocess.run(["podman", "exec", launcher, "mv", moved, "/opt/horovod-cluster/check"], check=True)
     assert not report.ok
     error = report.smoke["_preconditions"]["error"]
     assert "no check scripts in /opt/horovod-cluster/check" in error and "rollout" in error
+    # A check on its own reads what Horovod was built with itself (check-build): no rollout ran before it.
+    assert tasks.last_ends("Read what Horovod was built with") == {launcher: "ok"}
     assert all(h.changed == 0 for h in report.run.hosts.values())
 
 

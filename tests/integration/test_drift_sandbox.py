@@ -7,7 +7,8 @@ wheel's RECORD hashes) instead of importing the frameworks again, and the smoke 
 smoke test fails is a failed rollout and records nothing. (A no-op rollout with the fast
 path off skips the smoke test: test_partial_rollout_sandbox.py.) After a host drifted (libuv removed, a file
 of the installed Horovod deleted, torch no longer the pinned release, the marker deleted) the next rollout is
-not settled, names what changed, puts every piece back, runs check-build there again, and the smoke test.
+not settled, names what changed, puts every piece back, runs check-build there again, and the smoke test. The
+smoke test's launcher takes the build's capabilities from that run's horovod role (no second check-build).
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ MARKER = f"{VENV}/.horovod-platform-key.json"
 STATE = "/opt/horovod/rollout-state.json"  # the record of the last successful rollout
 CHECK_BUILD = "Horovod | Read the build's capabilities (check-build)"
 SMOKE = "Run the smoke script on every slot"  # (gloo), (mpi): on the launcher
+LAUNCHER_CHECK_BUILD = "Read what Horovod was built with"  # the check's own check-build, on the launcher
 SETTLED_SMOKE = "the cluster is settled: nothing changed since the last rollout"
 
 pytestmark = [
@@ -74,6 +76,8 @@ def test_noop_rollout_skips_check_build_and_drift_is_repaired(tmp_path):
     assert always.settled and not always.settled["settled"], always.settled
     assert set(always.settled["hosts"].values()) == {"the fast path is off (cluster_rollout_smoke: always)"}
     assert list(always_tasks.last_ends(SMOKE).values()) == ["ok"]
+    # The smoke test's launcher takes the build's capabilities from the horovod role of the same run.
+    assert list(always_tasks.last_ends(LAUNCHER_CHECK_BUILD).values()) == ["skipped"]
     assert sorted(always.smoke) == ["gloo", "mpi"] and all(r["ok"] for r in always.smoke.values()), always.smoke
     for host in hosts:
         verified = json.loads(_exec(host, "cat", MARKER).stdout)["verified"]
@@ -106,6 +110,7 @@ def test_noop_rollout_skips_check_build_and_drift_is_repaired(tmp_path):
     assert repair.hosts[drifted].changed > 0 and repair.hosts[unmarked].changed > 0
     assert repair_tasks.last_ends(CHECK_BUILD) == {hosts[0]: "skipped", drifted: "ok", unmarked: "ok"}
     assert list(repair_tasks.last_ends(SMOKE).values()) == ["ok"], "hosts changed: the smoke test runs"
+    assert list(repair_tasks.last_ends(LAUNCHER_CHECK_BUILD).values()) == ["skipped"]
     assert _exec(drifted, "dpkg-query", "-W", "-f", "${Status}", "libuv1-dev").stdout == "install ok installed"
     assert _exec(drifted, "test", "-s", library, check=False).returncode == 0
     assert _torch_version(drifted) == pinned_torch, "the pinned torch is back"
