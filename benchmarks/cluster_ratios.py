@@ -9,6 +9,8 @@
 3. `Cluster.rollout` / plain `ansible-playbook`, same no-op     target <= 1.05
 4. check of N hosts / check of 1 host (smoke test included)     target <= 1.5
 5. allreduce bus bandwidth / iperf3 link bandwidth (N hosts)    target >= 0.5
+   (the best size of 4 KiB .. 256 MiB; also against the link bandwidth while every link of the ring
+   carries a stream at once, which is what an allreduce asks of this machine)
 6. with --compare-sharing (cold wheels only): first rollout of N fresh hosts that share one compile /
    first rollout of N fresh hosts that each compile (horovod_share_wheels: false, the way the seeds
    and every other Horovod playbook do it)                     target <= 0.45
@@ -16,6 +18,9 @@
 Each first rollout starts from fresh containers and, unless --warm-wheels, an empty wheel cache of
 its own, so the 1-host and the N-host rollout each compile Horovod exactly once. The sandbox
 (prefix hvc-bench, network hvc-bench) is removed at the end; the main sandbox is not touched.
+Every benchmark host has one slot (hostfile_slots: 1): the smoke test and the allreduce run one rank per
+host, as on hosts with cores of their own. The sandbox's hosts share this machine's cores, and a rank per
+core on every host would measure how N times the ranks share them, not how the check scales with hosts.
 Wall times on a shared 2-core machine: the ratios, not the seconds, are the result.
 """
 from __future__ import annotations
@@ -51,12 +56,35 @@ def timed(fn):
     return result, time.monotonic() - start
 
 
+# The allreduce table up to 256 MiB, the sizes the issue's network target names.
+BENCH_SIZES = [4096, 65536, 1 << 20, 16 << 20, 64 << 20, 256 << 20]
+
+
 def bring_up(box: Sandbox, inventory: Path, count: int) -> None:
-    """Fresh hosts, and the sandbox's group_vars next to the inventory the sandbox writes."""
+    """Fresh hosts, and the sandbox's group_vars next to the inventory the sandbox writes; one slot per host."""
     box.down()
     box.up(count=count)
     shutil.copytree(content_dir() / "inventories" / "sandbox" / "group_vars", inventory / "group_vars",
                     dirs_exist_ok=True)
+    (inventory / "group_vars" / "all" / "benchmark.yml").write_text(
+        "---\n# cluster_ratios.py: one rank per host (the hosts share this machine's cores).\nhostfile_slots: 1\n")
+
+
+def ring_link_gbps(hosts: list[str], seconds: int = 5) -> float:
+    """iperf3 from each host to the next one around the ring, all at once: the slowest stream (GB/s).
+
+    The bandwidth one link of the ring has while the others carry traffic too, as during a ring allreduce.
+    The hosts are this sandbox's containers (podman exec); iperf3 came with the rollout."""
+    servers = [subprocess.Popen(["podman", "exec", h, "timeout", str(seconds + 20), "iperf3", "--server",
+                                 "--one-off", "--port", "5400"], stdout=subprocess.DEVNULL) for h in hosts]
+    time.sleep(1)
+    clients = [subprocess.Popen(["podman", "exec", h, "iperf3", "--client", hosts[(i + 1) % len(hosts)], "--port",
+                                 "5400", "--time", str(seconds), "--json"], stdout=subprocess.PIPE, text=True)
+               for i, h in enumerate(hosts)]
+    rates = [json.loads(c.communicate()[0])["end"]["sum_received"]["bits_per_second"] / 8e9 for c in clients]
+    for server in servers:
+        server.wait()
+    return min(rates)
 
 
 COMPILE = "Horovod | Compile with pip wheel"
@@ -127,8 +155,12 @@ def measure(count: int, warm_wheels: bool, work: Path, compare_sharing: bool = F
         full = cluster(inventory, work, None if warm_wheels else work / f"wheels-{count}",
                        cluster_rollout_fast_path=False)
         _, times["noop_fast_path_off"] = timed(lambda: must(full.rollout(), "no-op rollout, fast path off"))
-        bench = must(hosts.check(smoke=False, bench=True), "bandwidth check")
+        sized = cluster(inventory, work, None, horovod_check_bench_sizes=BENCH_SIZES)
+        bench = must(sized.check(smoke=False, bench=True), "bandwidth check")
         link = bench.bandwidth or {}
+        rows = (link.get("allreduce") or {}).get("rows") or []
+        best = max(rows, key=lambda row: row["busbw_GBps"], default=None)
+        ring = ring_link_gbps(sized.hosts())
         if compare_sharing:
             # The same N fresh hosts and an empty wheel cache again, but every host compiles.
             bring_up(box, inventory, count)
@@ -141,12 +173,15 @@ def measure(count: int, warm_wheels: bool, work: Path, compare_sharing: bool = F
     return {
         "hosts": count, "seconds": {k: round(v, 1) for k, v in times.items()},
         "compiled_on": compiled_on, "slowest_tasks": slowest,
+        "network": {"allreduce": rows, "best": best, "link_GBps": (link.get("link") or {}).get("GBps"),
+                    "ring_link_GBps": ring,
+                    "best_busbw_over_ring_link": best["busbw_GBps"] / ring if best and ring else None},
         "ratios": {
             "rollout_n_over_1": times[f"first_{count}"] / times["first_1"],
             "noop_over_first": times["noop_runner"] / times[f"first_{count}"],
             "runner_over_ansible_playbook": times["noop_runner"] / times["noop_plain"],
             "check_n_over_1": times[f"check_{count}"] / times["check_1"],
-            "busbw_over_link": link.get("busbw_over_link"),
+            "busbw_over_link": link.get("busbw_over_link"),  # the check's: the best size's busbw / one link
             **({"shared_over_every_host_compiling":
                 times[f"first_{count}"] / times[f"first_{count}_every_host_compiling"]} if compare_sharing else {}),
         },
@@ -174,6 +209,10 @@ def main() -> int:
         shown = "n/a" if value is None else f"{value:.3f}"
         print(f"{name:32} {shown:>9} {op + ' ' + str(bound):>8}  {'met' if met else 'NOT met'}")
     print("seconds:", json.dumps(figures["seconds"]))
+    net = figures["network"]
+    print("allreduce busbw GB/s by size: " + ", ".join(f"{r['bytes']} B {r['busbw_GBps']:.3f}" for r in net["allreduce"])
+          + f"; iperf3 one link {net['link_GBps']}, each link of the ring at once {net['ring_link_GBps']:.3f}"
+          + f"; best busbw / ring link {net['best_busbw_over_ring_link']}")
     print("Horovod compiled on:", json.dumps(figures["compiled_on"]))
     for label, tasks in figures["slowest_tasks"].items():
         print(f"slowest tasks of {label}: " + "; ".join(f"{s:.0f} s {h} {t}" for s, h, t in tasks[:5]))
