@@ -262,7 +262,8 @@ def _finish(result: Result, opts: dict) -> None:
 
 @main.command()
 @click.option("--facts-dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="plan over recorded facts (<host>.json from playbooks/record_facts.yml), no connection")
+              help="plan over recorded facts (<host>.json from playbooks/record_facts.yml), no connection; "
+                   "forks default to the cores + 1")
 @play_options
 @run_options
 def plan(limit: str | None, facts_dir: Path | None, **opts) -> None:

@@ -5,6 +5,7 @@ come back only as runner events and the `set_stats` data the playbooks publish.
 """
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 import os
@@ -147,7 +148,7 @@ class Cluster:
         return selected
 
     # -- runs -------------------------------------------------------------------------------
-    def _run(self, playbook: str, *, extravars: dict[str, Any] | None = None,
+    def _run(self, playbook: str, *, extravars: dict[str, Any] | None = None, ansible: AnsibleOptions | None = None,
              **options: Any) -> tuple[RolloutResult, dict[str, Any]]:
         """One playbook run -> (its typed result, the `set_stats` data it published)."""
         # Fail early, before anything runs, on a missing, broken or empty inventory.
@@ -157,7 +158,7 @@ class Cluster:
         if limit:
             self.select(limit)
         outcome = self.runner.run(
-            playbook, self.inventory, options=self.options, limit=limit,
+            playbook, self.inventory, options=ansible or self.options, limit=limit,
             extravars={**self.extravars, **(extravars or {})}, on_event=self.on_event, **options,
         )
         result = RolloutResult.from_outcome(
@@ -197,6 +198,10 @@ class Cluster:
                 raise UsageError(f"facts folder not found: {facts_dir}")
             extra = {"extravars": {"cluster_facts_dir": str(Path(facts_dir).resolve())},
                      "envvars": {"ANSIBLE_CACHE_PLUGIN": "memory"}}
+            if self.options.forks is None:
+                # No host is reached: every worker is the controller's own CPU work, and workers beyond its
+                # cores only take turns with ansible's main process (which hands out every task).
+                extra["ansible"] = dataclasses.replace(self.options, forks=recorded_plan_forks())
         run, stats = self._run("playbooks/plan.yml", limit=limit, **extra)
         return self._remember(PlanResult(hosts=stats.get("hvc_plan") or {}, run=run))
 
@@ -347,6 +352,13 @@ class Cluster:
     def load(self, name: str) -> Result | None:
         """A saved result of this inventory: LAST_RUN or LAST_ROLLOUT."""
         return load_saved(self.runs_dir, name)
+
+
+def recorded_plan_forks() -> int:
+    """Forks for a plan over recorded facts: the controller's cores (those this process may use) and one
+    more, to keep them busy while a worker starts or ends."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return cores + 1
 
 
 def _listed(value: Any) -> list:

@@ -272,6 +272,10 @@ class Runner:
                 cmdline=shlex.join([*options.cmdline(), *flags, *listing]) or None,
                 passwords=options.passwords(),
                 suppress_env_files=True,  # no env/ files: passwords stay in memory, extra vars go on the command line
+                # ansible-runner's default ("jsonfile", under the run's artifacts) writes a host's whole facts to
+                # a file on every set_fact, on the controller's busy main thread; the facts are read nowhere after
+                # the run. Any other value leaves ansible.cfg's fact_caching (memory), as with ansible-playbook.
+                fact_cache_type="memory",
                 forks=options.forks,
                 verbosity=options.verbosity or None,
                 event_handler=handle,

@@ -5,11 +5,14 @@ plan.yml publishing hvc_plan like the real one, and a link to the real playbooks
 """
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
 
 from horovod_cluster import CheckReport, Cluster, InventoryError, PlanResult, RolloutResult, UsageError
+from horovod_cluster.cluster import recorded_plan_forks
 from horovod_cluster.events import TaskLog
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "api"
@@ -103,6 +106,27 @@ def test_plan_reads_set_stats(tmp_path):
     assert isinstance(plan, PlanResult) and plan.ok
     assert plan.hosts["local1"]["python_env"]["method"] == "venv"
     assert set(plan.hosts) == {"local1", "local2"}
+
+
+def test_runs_keep_facts_in_memory_and_a_recorded_plan_runs_a_worker_per_core(tmp_path):
+    """ansible-runner's default fact cache (a JSON file per host in the run's artifacts, written again on every
+    set_fact) is not used. A plan over recorded facts reaches no host: it runs a worker per core and one more,
+    unless forks are given; a run that reaches hosts keeps ansible's own forks."""
+    facts = tmp_path / "facts"
+    facts.mkdir()
+
+    def command(result) -> tuple[list[str], dict[str, str]]:
+        recorded = json.loads((Path(result.run.artifacts) / "command").read_text())
+        assert not (Path(result.run.artifacts) / "fact_cache").exists()
+        assert recorded["env"].get("ANSIBLE_CACHE_PLUGIN", "memory") == "memory", recorded["env"]
+        return recorded["command"], recorded["env"]
+
+    argv, _ = command(make(tmp_path / "recorded").plan(limit="local1", facts_dir=facts))
+    assert argv[argv.index("--forks") + 1] == str(recorded_plan_forks()) == str(len(os.sched_getaffinity(0)) + 1)
+    argv, _ = command(make(tmp_path / "given", forks=7).plan(limit="local1", facts_dir=facts))
+    assert argv[argv.index("--forks") + 1] == "7"
+    argv, _ = command(make(tmp_path / "live").plan(limit="local1"))
+    assert "--forks" not in argv
 
 
 def test_check_reports_versions_and_missing_horovod(tmp_path):

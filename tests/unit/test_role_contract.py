@@ -100,5 +100,6 @@ def _site_roles() -> list[str]:
 
 def test_plan_runs_the_decide_steps_in_site_order():
     plan = yaml.safe_load((REPO / "playbooks" / "plan.yml").read_text())[0]["vars"]["cluster_plan_roles"]
-    site = [r for r in _site_roles() if r != "horovod_check"]
+    # fast_path has nothing to decide (it only ends a play on a settled cluster); horovod_check is the check's
+    site = [r for r in _site_roles() if r not in ("horovod_check", "fast_path")]
     assert plan == site
