@@ -314,7 +314,7 @@ class _Stop:
     and ends; before its first event, ansible-runner's cancel stops it (no task has started yet)."""
 
     def __init__(self) -> None:
-        self.asked: list[int] = []
+        self.asked = False  # a signal came
         self.pid: int | None = None
 
     def event(self, event: dict[str, Any]) -> None:
@@ -322,13 +322,13 @@ class _Stop:
             self.pid = int(event["pid"])
 
     def received(self, signum: int, frame: Any) -> None:
-        self.asked.append(signum)
+        self.asked = True
         if self.pid:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGTERM)
 
     def cancel(self) -> bool:
-        return bool(self.asked) and self.pid is None
+        return self.asked and self.pid is None
 
     @contextlib.contextmanager
     def handling(self) -> Iterator[None]:
