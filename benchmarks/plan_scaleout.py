@@ -2,10 +2,16 @@
 """DESIGN §6 "scale-out on paper": `Cluster.plan` over many recorded-fact hosts / over few.
 
     python benchmarks/plan_scaleout.py [--small 10] [--large 200] [--json out.json] [--compare-gc-freeze]
+                                       [--fork-cost]
 
 plan over LARGE hosts / plan over SMALL hosts (wall time)        target <= 20 (for 200 / 10)
 --compare-gc-freeze: both plans again without the hvc_gc_freeze callback (ansible.cfg enables it), and
 the ratios with / without it at each size.
+--fork-cost: what the controller's forks cost at each size. Ansible forks one worker per host and task
+from ansible-playbook's process, and a fork (with the worker's exit) costs more the more memory that
+process holds, which grows with the hosts. The script samples that process's memory during each plan,
+then times fork + exit + wait in a process of the same (mean) size, and prints the forks' share of
+each plan: the part of the large plan's time per host above the small one's that they explain.
 
 The hosts exist only on paper: copies of the fixture hosts of tests/fixtures/plan/hosts.yml (Ubuntu
 GPU servers, a Mac, two Raspberry Pis, a Debian CPU node), each with its group and group vars, named
@@ -21,8 +27,10 @@ import itertools
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -74,16 +82,94 @@ def paper_cluster(count: int, folder: Path) -> tuple[Path, Path]:
 WITHOUT_GC_FREEZE = {"ANSIBLE_CALLBACKS_ENABLED": "hvc.horovod_cluster.hvc_changes"}
 
 
-def timed_plan(count: int, work: Path, forks: int | None, env: dict[str, str] | None = None) -> dict:
+def playbook_rss_mb() -> float | None:
+    """Resident memory (MB) of the running ansible-playbook main process (the oldest one; its workers
+    are forks with the same command line), None when none runs."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = Path(entry.path, "cmdline").read_bytes()
+            if b"ansible-playbook" not in cmdline or b"plan.yml" not in cmdline:
+                continue
+            status = Path(entry.path, "status").read_text()
+            started = int(Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()[19])
+        except (OSError, ValueError, IndexError):
+            continue
+        rss = [line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:")]
+        if rss:
+            found.append((started, int(rss[0]) / 1024))
+    return min(found)[1] if found else None
+
+
+class MemorySampler(threading.Thread):
+    """Samples playbook_rss_mb() once a second while a plan runs."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.samples: list[float] = []
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(1.0):
+            rss = playbook_rss_mb()
+            if rss is not None:
+                self.samples.append(rss)
+
+
+# Run in a fresh interpreter (this script's own process holds the plans' results): grow to the size with
+# small objects, as a controller does, freeze the collector as hvc_gc_freeze does, then fork and wait.
+_FORK_PROBE = """
+import gc, os, sys, time
+def rss_mb():
+    status = open("/proc/self/status").read()
+    return int(next(l.split()[1] for l in status.splitlines() if l.startswith("VmRSS:"))) / 1024
+ballast = []
+while rss_mb() < float(sys.argv[1]):
+    ballast.extend({"key": "x" * 64 + str(i)} for i in range(10000))
+gc.freeze()
+rounds = int(sys.argv[2])
+start = time.perf_counter()
+for _ in range(rounds):
+    child = os.fork()
+    if child == 0:
+        os._exit(0)
+    os.waitpid(child, 0)
+print((time.perf_counter() - start) / rounds * 1000)
+"""
+
+
+def fork_ms(rss_mb: float, rounds: int = 300) -> float:
+    """Milliseconds for fork + exit + wait in a process that holds about `rss_mb` MB."""
+    probe = subprocess.run([sys.executable, "-c", _FORK_PROBE, str(rss_mb), str(rounds)],
+                           capture_output=True, text=True, check=True)
+    return float(probe.stdout)
+
+
+def host_tasks(artifacts: Path) -> int:
+    """Host-task pairs of a run (one worker fork each): its runner_on_start events."""
+    return sum(1 for path in (artifacts / "job_events").glob("*.json")
+               if '"event": "runner_on_start"' in path.read_text())
+
+
+def timed_plan(count: int, work: Path, forks: int | None, env: dict[str, str] | None = None,
+               sample_memory: bool = False) -> dict:
     inventory, facts = paper_cluster(count, work / f"n{count}-{len(env or {})}")
     cluster = Cluster(inventory, artifacts_dir=work / "runs", forks=forks)
     saved = {name: os.environ.get(name) for name in env or {}}
     os.environ.update(env or {})
+    sampler = MemorySampler() if sample_memory else None
     try:
+        if sampler:
+            sampler.start()
         start = time.monotonic()
         result = cluster.plan(facts_dir=facts)
         seconds = time.monotonic() - start
     finally:
+        if sampler:
+            sampler.done.set()
+            sampler.join()
         for name, value in saved.items():
             if value is None:
                 os.environ.pop(name, None)
@@ -97,7 +183,30 @@ def timed_plan(count: int, work: Path, forks: int | None, env: dict[str, str] | 
                  f"{result.run.error or result.to_json()[:3000]}")
     label = " without hvc_gc_freeze" if env else ""
     print(f"{count:4d} hosts{label}: {seconds:7.1f} s  ({seconds / count:.2f} s per host)", flush=True)
-    return {"hosts": count, "seconds": round(seconds, 2)}
+    figures = {"hosts": count, "seconds": round(seconds, 2)}
+    if sampler and sampler.samples:
+        figures.update(rss_mean_mb=round(sum(sampler.samples) / len(sampler.samples), 1),
+                       rss_max_mb=round(max(sampler.samples), 1),
+                       host_tasks=host_tasks(Path(result.run.artifacts)))
+    return figures
+
+
+def fork_share(small: dict, large: dict) -> dict:
+    """Times fork + exit + wait at each plan's mean controller memory; prints the forks' share."""
+    for plan in (small, large):
+        plan["fork_ms"] = round(fork_ms(plan["rss_mean_mb"]), 2)
+        plan["fork_seconds"] = round(plan["host_tasks"] * plan["fork_ms"] / 1000, 1)
+        print(f"{plan['hosts']:4d} hosts: ansible-playbook {plan['rss_mean_mb']:.0f} MB on average "
+              f"({plan['rss_max_mb']:.0f} MB at most), {plan['host_tasks']} host-tasks (a fork each), "
+              f"fork + exit + wait at that size {plan['fork_ms']:.2f} ms: {plan['fork_seconds']:.1f} s "
+              f"of {plan['seconds']} s", flush=True)
+    per_host = [plan["seconds"] / plan["hosts"] for plan in (small, large)]
+    fork_per_host = [plan["fork_seconds"] / plan["hosts"] for plan in (small, large)]
+    per_host_growth, fork_growth = per_host[1] - per_host[0], fork_per_host[1] - fork_per_host[0]
+    print(f"per host: {per_host[0]:.3f} s at {small['hosts']} hosts, {per_host[1]:.3f} s at {large['hosts']} "
+          f"({per_host_growth:+.3f} s); of which forks {fork_per_host[0]:.3f} s and {fork_per_host[1]:.3f} s "
+          f"({fork_growth:+.3f} s)", flush=True)
+    return {"per_host_growth_s": round(per_host_growth, 3), "fork_per_host_growth_s": round(fork_growth, 3)}
 
 
 def main() -> int:
@@ -108,11 +217,15 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--compare-gc-freeze", action="store_true",
                         help="also plan both sizes without the hvc_gc_freeze callback")
+    parser.add_argument("--fork-cost", action="store_true",
+                        help="also sample the controller's memory and time its forks at that size")
     args = parser.parse_args()
     figures: dict = {}
     with tempfile.TemporaryDirectory(prefix="hvc-plan-bench-") as tmp:
-        small = timed_plan(args.small, Path(tmp), args.forks)
-        large = timed_plan(args.large, Path(tmp), args.forks)
+        small = timed_plan(args.small, Path(tmp), args.forks, sample_memory=args.fork_cost)
+        large = timed_plan(args.large, Path(tmp), args.forks, sample_memory=args.fork_cost)
+        if args.fork_cost:
+            figures["fork_cost"] = fork_share(small, large)
         if args.compare_gc_freeze:
             for name, size, frozen in (("small", args.small, small), ("large", args.large, large)):
                 unfrozen = timed_plan(size, Path(tmp), args.forks, WITHOUT_GC_FREEZE)
