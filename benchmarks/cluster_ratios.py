@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The DESIGN §6 targets, measured as ratios in one run on a private sandbox of fresh hosts.
 
-    python benchmarks/cluster_ratios.py [--hosts 4] [--warm-wheels] [--compare-sharing] [--json out.json]
+    python benchmarks/cluster_ratios.py [--hosts 4] [--warm-wheels] [--compare-sharing] [--plan-scaleout]
+                                        [--json out.json]
 
 1. rollout of N fresh hosts / rollout of 1 fresh host          target <= 1.3  (build once, distribute)
 2. no-op re-run / first run of site.yml (N hosts)               target <= 0.05
@@ -14,6 +15,9 @@
 6. with --compare-sharing (cold wheels only): first rollout of N fresh hosts that share one compile /
    first rollout of N fresh hosts that each compile (horovod_share_wheels: false, the way the seeds
    and every other Horovod playbook do it)                     target <= 0.45
+7. with --plan-scaleout: `Cluster.plan` over 200 recorded-fact hosts / over 10 (plan_scaleout.py's
+   measurement, run after the sandbox is removed so that its hosts take no CPU from it)
+                                                               target <= 20 (linear)
 
 Each first rollout starts from fresh containers and, unless --warm-wheels, an empty wheel cache of
 its own, so the 1-host and the N-host rollout each compile Horovod exactly once. The sandbox
@@ -39,7 +43,9 @@ from horovod_cluster import Cluster
 from horovod_cluster.content import content_dir
 from horovod_cluster.events import TaskLog
 from horovod_cluster.sandbox import Sandbox
+from plan_scaleout import timed_plan  # this folder's: P6, "scale-out on paper"
 
+PLAN_SMALL, PLAN_LARGE = 10, 200  # --plan-scaleout's sizes, the issue's
 TARGETS = {  # name: (comparison, bound)
     "rollout_n_over_1": ("<=", 1.3),
     "noop_over_first": ("<=", 0.05),
@@ -47,6 +53,7 @@ TARGETS = {  # name: (comparison, bound)
     "check_n_over_1": ("<=", 1.5),
     "busbw_over_link": (">=", 0.5),
     "shared_over_every_host_compiling": ("<=", 0.45),
+    "plan_large_over_small": ("<=", PLAN_LARGE / PLAN_SMALL),
 }
 
 
@@ -195,12 +202,20 @@ def main() -> int:
                         help="use the machine's Horovod wheel cache (no compile) instead of an empty one per rollout")
     parser.add_argument("--compare-sharing", action="store_true",
                         help="also roll out N fresh hosts that each compile (cold wheels only; N more compiles)")
+    parser.add_argument("--plan-scaleout", action="store_true",
+                        help=f"also plan {PLAN_LARGE} and {PLAN_SMALL} recorded-fact hosts (plan_scaleout.py), "
+                             "after the sandbox is removed")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     if args.compare_sharing and args.warm_wheels:
         parser.error("--compare-sharing compares compiles: it needs cold wheels (leave out --warm-wheels)")
     with tempfile.TemporaryDirectory(prefix="hvc-bench-") as tmp:
         figures = measure(args.hosts, args.warm_wheels, Path(tmp), args.compare_sharing)
+        if args.plan_scaleout:
+            small, large = (timed_plan(n, Path(tmp) / "plans", forks=None) for n in (PLAN_SMALL, PLAN_LARGE))
+            figures["plan_scaleout"] = {"small": small, "large": large}
+            figures["seconds"].update({f"plan_{PLAN_SMALL}": small["seconds"], f"plan_{PLAN_LARGE}": large["seconds"]})
+            figures["ratios"]["plan_large_over_small"] = large["seconds"] / small["seconds"]
     figures["warm_wheels"] = args.warm_wheels
     print(f"\n{'ratio':32} {'measured':>9} {'target':>8}  verdict")
     for name, value in figures["ratios"].items():

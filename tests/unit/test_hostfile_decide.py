@@ -17,9 +17,14 @@ def test_slots_from_gpus_cores_and_override(tmp_path):
     proc = run_role(tmp_path, "hostfile", hosts, host_vars={"mac1": {"hostfile_slots": 2,
                                                                       "hostfile_name": "mac1.lab"}})
     assert proc.returncode == 0, proc.stdout
-    lines = plans(proc)["gpu1"]["lines"]
-    assert [(line["name"], int(line["slots"]), line["source"]) for line in lines] == [
-        ("gpu1", 4, "GPUs"), ("cpu1", 6, "CPU cores"), ("pi1", 4, "CPU cores"), ("mac1.lab", 2, "hostfile_slots")]
+    got = plans(proc)
+    assert {host: (p["line"]["name"], int(p["line"]["slots"]), p["line"]["source"]) for host, p in got.items()} == {
+        "gpu1": ("gpu1", 4, "GPUs"), "cpu1": ("cpu1", 6, "CPU cores"), "pi1": ("pi1", 4, "CPU cores"),
+        "mac1": ("mac1.lab", 2, "hostfile_slots")}
+    # Each host's plan has its own line and the file's size, not every host's lines.
+    assert {(p["file_hosts"], p["file_slots"]) for p in got.values()} == {(4, 16)}
+    assert "lines" not in got["gpu1"]
+    assert "mac1.lab slots=2 (hostfile_slots); the file lists 4 of 4 hosts, 16 slots" in got["mac1"]["reason"]
 
 
 def test_collected_and_published_once_unless_a_host_differs(tmp_path):
@@ -29,10 +34,9 @@ def test_collected_and_published_once_unless_a_host_differs(tmp_path):
     proc = run_role(tmp_path, "hostfile", hosts, host_vars={"b1": {"hostfile_hosts": ["b1", "a2"]},
                                                            "a3": {"hostfile_path": "/srv/hostfile"}})
     assert proc.returncode == 0, proc.stdout
-    found = {host: ([line["name"] for line in plan["lines"]], plan["path"]) for host, plan in plans(proc).items()}
-    every = ["a1", "a2", "a3", "b1"]
-    assert found == {"a1": (every, "/etc/horovod/hostfile"), "a2": (every, "/etc/horovod/hostfile"),
-                     "a3": (every, "/srv/hostfile"), "b1": (["b1", "a2"], "/etc/horovod/hostfile")}
+    found = {host: (plan["file_hosts"], plan["file_slots"], plan["path"]) for host, plan in plans(proc).items()}
+    assert found == {"a1": (4, 16, "/etc/horovod/hostfile"), "a2": (4, 16, "/etc/horovod/hostfile"),
+                     "a3": (4, 16, "/srv/hostfile"), "b1": (2, 8, "/etc/horovod/hostfile")}
 
 
 @pytest.mark.parametrize("host_vars, needle", [
@@ -60,6 +64,6 @@ def test_hosts_outside_the_play_come_from_the_controller_record(tmp_path):
     proc = run_role(tmp_path, "hostfile", hosts, limit="cpu1",
                     extra_vars={"hostfile_record_dir": str(records), "hostfile_hosts": list(hosts)})
     assert proc.returncode == 0, proc.stdout
-    lines = plans(proc)["cpu1"]["lines"]
-    assert [(line["name"], int(line["slots"])) for line in lines] == [("cpu1", 4), ("cpu2", 6)]
+    plan = plans(proc)["cpu1"]
+    assert (plan["file_hosts"], plan["file_slots"]) == (2, 10)  # cpu1's 4 and cpu2's recorded 6
     assert "the hostfile leaves out cpu3" in proc.stdout
