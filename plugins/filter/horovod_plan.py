@@ -11,12 +11,16 @@ Step 1, per host: `horovod_host_state(state, options)` ->
   It must build (build_candidate) when it needs horovod and no wheel of its key is cached (or a
   rebuild is forced, or wheels are not shared).
 
-Step 2, per host, seeing every play host: `horovod_plan(me, peers, options)` -> the plan
+Step 2, once per batch: `horovod_builders(peers)` -> {platform_key: builder host}
+  peers: [{"host", "platform_key", "build_candidate"}] of all play hosts.
+  The builder of a key is the first host, sorted by name, among the build candidates of that key.
+  Computed once, not by every host: every host reading every host's state grows with the square
+  of the hosts (a 200-host plan).
+
+Step 3, per host: `horovod_plan(me, builders, options)` -> the plan
     {"action": build|install_wheel|none, "method", "reason", "platform_key", "builder"}
-  peers: [{"host", "platform_key", "build_candidate"}] of all play hosts (me included).
-  The builder of a key is the first host, sorted by name, among the build candidates of that key;
-  the others install its wheel after the controller collected it. A key no builder covers is
-  built by the host itself.
+  The builder builds; the others of its key install its wheel after the controller collected it.
+  A key no builder covers (or wheels not shared) is built by the host itself.
 """
 from __future__ import annotations
 
@@ -52,7 +56,15 @@ def horovod_host_state(state: dict, options: dict | None = None) -> dict:
     return {"platform_key": key, "needs": bool(needs), "build_candidate": build_candidate, "reason": reason}
 
 
-def horovod_plan(me: dict, peers: list, options: dict | None = None) -> dict:
+def horovod_builders(peers: list) -> dict:
+    builders = {}
+    for peer in sorted(peers or [], key=lambda p: p["host"]):
+        if peer.get("build_candidate"):
+            builders.setdefault(peer.get("platform_key"), peer["host"])
+    return builders
+
+
+def horovod_plan(me: dict, builders: dict, options: dict | None = None) -> dict:
     me = dict(me or {})
     options = dict(options or {})
     share = options.get("share_wheels", True)
@@ -66,9 +78,8 @@ def horovod_plan(me: dict, peers: list, options: dict | None = None) -> dict:
     if not me.get("build_candidate"):
         plan.update(action="install_wheel", method="wheel_from_cache", builder="cache")
         return plan
-    same = sorted(p["host"] for p in peers or []
-                  if p.get("build_candidate") and p.get("platform_key") == key)
-    builder = same[0] if (share and same) else host
+    builder = (builders or {}).get(key) if share else None
+    builder = builder or host
     if builder == host:
         plan.update(action="build", method=f"build_{source}", builder=host)
     else:
@@ -77,7 +88,8 @@ def horovod_plan(me: dict, peers: list, options: dict | None = None) -> dict:
 
 
 class FilterModule:
-    """horovod_host_state, horovod_plan."""
+    """horovod_host_state, horovod_builders, horovod_plan."""
 
     def filters(self):
-        return {"horovod_host_state": horovod_host_state, "horovod_plan": horovod_plan}
+        return {"horovod_host_state": horovod_host_state, "horovod_builders": horovod_builders,
+                "horovod_plan": horovod_plan}

@@ -124,25 +124,31 @@ def check_gpu_options(host, platform, gpu_options, values, build_host, gpu_requi
     return errors
 
 
-def check_duplicate_addresses(host, addresses):
+def address_clashes(addresses):
+    """{host: address} of every play host -> {host: [the other hosts with its address]}, only for hosts that
+    share one. Run once per batch (run_once): each host then reads its own entry, not every host's address."""
+    by_key = {}
+    for host, address in (addresses or {}).items():
+        if address:
+            by_key.setdefault(_address_key(address), []).append(host)
+    return {host: sorted(h for h in hosts if h != host)
+            for hosts in by_key.values() if len(hosts) > 1 for host in hosts}
+
+
+def check_duplicate_addresses(host, address, clashes):
     """Two inventory hosts with one address are one machine configured twice."""
-    mine = (addresses or {}).get(host)
-    if not mine:
-        return []
-    # DNS names are case-insensitive and may end in the root's dot: GPU01.lab. is gpu01.lab
-    key = _address_key(mine)
-    others = sorted(h for h, a in addresses.items() if _address_key(a) == key and h != host)
+    others = (clashes or {}).get(host)
     if not others:
         return []
     return ["host %s: ansible_host %s is also the address of %s; allowed values: an address no other "
-            "host of the play uses" % (host, mine, ", ".join(others))]
+            "host of the play uses" % (host, address, ", ".join(others))]
 
 
 def _address_key(address):
     return str(address).strip().rstrip(".").lower()
 
 
-def check_inventory_groups(host, group_names, platform_groups, cluster_hosts, require_cluster):
+def check_inventory_groups(host, group_names, platform_groups, cluster_size, require_cluster):
     """One platform group per host (two give it both groups' settings, whichever Ansible merges last),
     and a `cluster` group with hosts in it (site.yml provisions only those)."""
     errors = []
@@ -151,7 +157,7 @@ def check_inventory_groups(host, group_names, platform_groups, cluster_hosts, re
         errors.append("host %s: is in the platform groups %s; allowed: exactly one of preflight_platform_groups (%s), "
                       "or its settings come from whichever group Ansible merges last"
                       % (host, " and ".join(mine), ", ".join(platform_groups)))
-    if require_cluster and not cluster_hosts:
+    if require_cluster and not cluster_size:
         errors.append("host %s: the inventory has no `cluster` group or it is empty (site.yml provisions only the "
                       "hosts of `cluster`); allowed: an inventory whose `cluster` group holds the hosts, as in "
                       "inventories/lab/hosts.yml" % host)
@@ -266,9 +272,9 @@ def preflight_errors(platform, host, checks):
     errors += check_armv7l_torch(host, platform, checks.get("armv7l_torch"))
     errors += check_rootless(host, checks.get("rootless"))
     errors += check_inventory_groups(host, checks.get("group_names"), checks.get("platform_groups"),
-                                     checks.get("cluster_hosts"), checks.get("require_cluster_group"))
+                                     checks.get("cluster_size"), checks.get("require_cluster_group"))
     if checks.get("check_duplicate_addresses", True):
-        errors += check_duplicate_addresses(host, checks.get("addresses"))
+        errors += check_duplicate_addresses(host, checks.get("address"), checks.get("address_clashes"))
     return errors
 
 
@@ -305,4 +311,4 @@ def missing_packages(wanted, preflight=None):
 class FilterModule(object):
     def filters(self):
         return {"hvc_preflight_errors": preflight_errors, "hvc_preflight_summary": preflight_summary,
-                "hvc_missing_packages": missing_packages}
+                "hvc_missing_packages": missing_packages, "hvc_address_clashes": address_clashes}

@@ -3,7 +3,7 @@ after an interrupted build/install, one builder per platform key."""
 import pytest
 
 from horovod_build import horovod_platform_key
-from horovod_plan import horovod_host_state, horovod_plan
+from horovod_plan import horovod_builders, horovod_host_state, horovod_plan
 
 PLATFORM = {"os": "debian12", "arch": "x86_64", "python": "3.11.2", "frameworks": {"pytorch": "2.13.0+cpu"},
             "mpi_version": "4.1.4", "horovod": "0.28.1", "gpu_operations": "none"}
@@ -14,8 +14,8 @@ DONE = {"platform_key": KEY, "installed": "0.28.1", "marker": {"platform_key": K
 def decide(hosts, options=None):
     """hosts: {name: state} -> {name: plan}, as decide.yml does across the play."""
     states = {h: dict(horovod_host_state(s, options), platform_key=s["platform_key"]) for h, s in hosts.items()}
-    peers = [dict(host=h, **s) for h, s in states.items()]
-    return {h: horovod_plan(dict(host=h, **s), peers, options) for h, s in states.items()}
+    builders = horovod_builders([dict(host=h, **s) for h, s in states.items()])
+    return {h: horovod_plan(dict(host=h, **s), builders, options) for h, s in states.items()}
 
 
 def test_unchanged_does_nothing():

@@ -21,7 +21,7 @@ def platform(**kw):
 def checks(**kw):
     base = {"platforms": MATRIX, "archs": ARCHS, "ansible_version": "2.19.1", "min_ansible_version": "2.16",
             "min_python_version": "3.8", "require_homebrew": True, "choices": {}, "gpu_options": {},
-            "values": {}, "addresses": {}}
+            "values": {}, "address_clashes": {}}
     base.update(kw)
     return base
 
@@ -79,11 +79,19 @@ def test_gpu_options_build_host_and_mac():
 
 
 def test_duplicate_addresses():
-    addresses = {"a": "10.0.0.1", "b": "10.0.0.1", "c": "10.0.0.2", "d": "10.0.0.1"}
-    assert pf.check_duplicate_addresses("a", addresses) == [
+    addresses = {"a": "10.0.0.1", "b": "10.0.0.1", "c": "10.0.0.2", "d": "10.0.0.1", "e": "GPU01.lab.",
+                 "f": "gpu01.lab"}
+    clashes = pf.address_clashes(addresses)
+    assert clashes == {"a": ["b", "d"], "b": ["a", "d"], "d": ["a", "b"], "e": ["f"], "f": ["e"]}
+    assert pf.check_duplicate_addresses("a", "10.0.0.1", clashes) == [
         "host a: ansible_host 10.0.0.1 is also the address of b, d; allowed values: an address no other host of "
         "the play uses"]
-    assert pf.check_duplicate_addresses("c", addresses) == []
+    assert pf.check_duplicate_addresses("c", "10.0.0.2", clashes) == []
+    assert pf.preflight_errors(platform(), "e", checks(address="GPU01.lab.", address_clashes=clashes)) == [
+        "host e: ansible_host GPU01.lab. is also the address of f; allowed values: an address no other host of "
+        "the play uses"]
+    assert pf.preflight_errors(platform(), "e", checks(address="GPU01.lab.", address_clashes=clashes,
+                                                      check_duplicate_addresses=False)) == []
 
 
 def test_missing_platform_facts():
