@@ -43,7 +43,7 @@ from horovod_cluster import Cluster
 from horovod_cluster.content import content_dir
 from horovod_cluster.events import TaskLog
 from horovod_cluster.sandbox import Sandbox
-from plan_scaleout import timed_plan  # this folder's: P6, "scale-out on paper"
+from plan_scaleout import bracketed_plans  # this folder's: P6, "scale-out on paper"
 
 PLAN_SMALL, PLAN_LARGE = 10, 200  # --plan-scaleout's sizes, the issue's
 TARGETS = {  # name: (comparison, bound)
@@ -212,7 +212,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="hvc-bench-") as tmp:
         figures = measure(args.hosts, args.warm_wheels, Path(tmp), args.compare_sharing)
         if args.plan_scaleout:
-            small, large = (timed_plan(n, Path(tmp) / "plans", forks=None) for n in (PLAN_SMALL, PLAN_LARGE))
+            small, large = bracketed_plans(PLAN_SMALL, PLAN_LARGE, Path(tmp) / "plans", forks=None)
             figures["plan_scaleout"] = {"small": small, "large": large}
             figures["seconds"].update({f"plan_{PLAN_SMALL}": small["seconds"], f"plan_{PLAN_LARGE}": large["seconds"]})
             figures["ratios"]["plan_large_over_small"] = large["seconds"] / small["seconds"]

@@ -31,12 +31,15 @@ def test_decide_publishes_the_roles_result_with_its_plan(role):
         return
     assert published, f"roles/{role}/tasks/decide.yml does not publish hvc_{role}"
     value = published[-1]["ansible.builtin.set_fact"][f"hvc_{role}"]
-    text = value if isinstance(value, str) else yaml.safe_dump(value)
-    if text.strip() == f"{{{{ __{role}_result }}}}":
+    # published as plain data: without ansible-core's origin tags every host's result takes a third of the
+    # controller's memory (plugins/filter/hvc_plain_data.py)
+    plain = " | hvc.horovod_cluster.hvc_plain_data }}"
+    if isinstance(value, str):
+        assert value.strip() == f"{{{{ __{role}_result{plain}"
         result = yaml.safe_load((REPO / "roles" / role / "vars" / "main.yml").read_text())[f"__{role}_result"]
         assert result["plan"] == f"{{{{ __{role}_plan }}}}"
     else:
-        assert value["plan"] == f"{{{{ __{role}_plan }}}}"
+        assert value["plan"] == f"{{{{ __{role}_plan{plain}"
 
 
 def test_playbooks_read_no_private_names():
