@@ -2,7 +2,7 @@
 """DESIGN §6 "scale-out on paper": `Cluster.plan` over many recorded-fact hosts / over few.
 
     python benchmarks/plan_scaleout.py [--small 10] [--large 200] [--json out.json] [--compare-gc-freeze]
-                                       [--fork-cost]
+                                       [--fork-cost] [--ansible-floor]
 
 plan over LARGE hosts / plan over SMALL hosts (wall time)        target <= 20 (for 200 / 10)
 The small plan runs before and after the large one; the ratio divides by their mean (bracketed_plans).
@@ -13,6 +13,9 @@ from ansible-playbook's process, and a fork (with the worker's exit) costs more 
 process holds, which grows with the hosts. The script samples that process's memory during each plan,
 then times fork + exit + wait in a process of the same (mean) size, and prints the forks' share of
 each plan: the part of the large plan's time per host above the small one's that they explain.
+--ansible-floor: the same two sizes with a bare play instead of the plan (the recorded facts, then
+FLOOR_TASKS tasks that each set one fact), run by ansible-playbook with the same forks and ansible.cfg:
+how ansible-core itself scales on this machine, the floor under any plan's ratio.
 
 The hosts exist only on paper: copies of the fixture hosts of tests/fixtures/plan/hosts.yml (Ubuntu
 GPU servers, a Mac, two Raspberry Pis, a Debian CPU node), each with its group and group vars, named
@@ -229,6 +232,42 @@ def fork_share(small: dict, large: dict) -> dict:
     return {"per_host_growth_s": round(per_host_growth, 3), "fork_per_host_growth_s": round(fork_growth, 3)}
 
 
+FLOOR_TASKS = 40
+
+
+def floor_seconds(count: int, work: Path, forks: int | None, label: str) -> float:
+    """Wall seconds of the bare play over `count` paper hosts (see --ansible-floor)."""
+    folder = work / f"floor-{count}-{label}"
+    inventory, facts = paper_cluster(count, folder)
+    tasks = [{"name": "Load the recorded facts", "hvc.horovod_cluster.hvc_recorded_facts": {"dir": str(facts)}}]
+    tasks += [{"name": f"Set fact {n}", "ansible.builtin.set_fact": {f"floor_{n}": "{{ inventory_hostname }}"}}
+              for n in range(FLOOR_TASKS)]
+    play = folder / "floor.yml"
+    play.write_text(yaml.safe_dump([{"name": "Floor", "hosts": "all", "gather_facts": False, "tasks": tasks}],
+                                   sort_keys=False))
+    argv = [str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inventory),
+            "--forks", str(forks or recorded_plan_forks()), str(play)]
+    start = time.monotonic()
+    # REPO's ansible.cfg: the same collection path and callbacks as the plan
+    subprocess.run(argv, cwd=REPO, env={**os.environ, "ANSIBLE_CACHE_PLUGIN": "memory"}, check=True,
+                   stdout=subprocess.DEVNULL)
+    seconds = time.monotonic() - start
+    print(f"{count:4d} hosts, bare play ({FLOOR_TASKS + 1} tasks): {seconds:7.1f} s", flush=True)
+    return round(seconds, 2)
+
+
+def ansible_floor(small_count: int, large_count: int, work: Path, forks: int | None) -> dict:
+    """The bare play's large / small ratio (the small one before and after the large one)."""
+    before = floor_seconds(small_count, work, forks, "before")
+    large = floor_seconds(large_count, work, forks, "large")
+    after = floor_seconds(small_count, work, forks, "after")
+    ratio = large / ((before + after) / 2)
+    print(f"bare play over {large_count} / over {small_count} hosts: {ratio:.2f} "
+          f"({large} s / {before} s and {after} s)", flush=True)
+    return {"tasks": FLOOR_TASKS + 1, "small_runs_seconds": [before, after], "large_seconds": large,
+            "ratio": round(ratio, 3)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--small", type=int, default=10, help="hosts of the small plan (default 10)")
@@ -240,12 +279,16 @@ def main() -> int:
                         help="also plan both sizes without the hvc_gc_freeze callback")
     parser.add_argument("--fork-cost", action="store_true",
                         help="also sample the controller's memory and time its forks at that size")
+    parser.add_argument("--ansible-floor", action="store_true",
+                        help="also time a bare play (one fact a task) at both sizes: ansible-core's own ratio")
     args = parser.parse_args()
     figures: dict = {}
     with tempfile.TemporaryDirectory(prefix="hvc-plan-bench-") as tmp:
         small, large = bracketed_plans(args.small, args.large, Path(tmp), args.forks, sample_memory=args.fork_cost)
         if args.fork_cost:
             figures["fork_cost"] = fork_share(small, large)
+        if args.ansible_floor:
+            figures["ansible_floor"] = ansible_floor(args.small, args.large, Path(tmp), args.forks)
         if args.compare_gc_freeze:
             for name, size, frozen in (("small", args.small, small), ("large", args.large, large)):
                 unfrozen = timed_plan(size, Path(tmp), args.forks, WITHOUT_GC_FREEZE)
