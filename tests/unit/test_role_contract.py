@@ -42,6 +42,32 @@ def test_decide_publishes_the_roles_result_with_its_plan(role):
         assert value["plan"] == f"{{{{ __{role}_plan{plain}"
 
 
+def _set_facts(tasks):
+    """Every set_fact of a task list, blocks included."""
+    for task in tasks or []:
+        yield from _set_facts(task.get("block"))
+        yield from _set_facts(task.get("rescue"))
+        if isinstance(task.get("ansible.builtin.set_fact"), dict):
+            yield task["ansible.builtin.set_fact"]
+
+
+PLAN_ROLES = yaml.safe_load((REPO / "playbooks" / "plan.yml").read_text())[0]["vars"]["cluster_plan_roles"]
+
+
+@pytest.mark.parametrize("role", [r for r in PLAN_ROLES if r in ROLES])
+def test_decide_keeps_its_plan_as_plain_data(role):
+    """A plan over many hosts keeps every host's internal plan too: set as plain data (no origin tags), the
+    controller's memory per host stays small (docs/architecture.md, benchmarks/plan_scaleout.py)."""
+    tasks = yaml.safe_load((REPO / "roles" / role / "tasks" / "decide.yml").read_text())
+    values = [facts[f"__{role}_plan"] for facts in _set_facts(tasks) if f"__{role}_plan" in facts]
+    if not values:  # set in the role's vars, read only through the published (plain) result
+        assert f"__{role}_plan" in yaml.safe_load((REPO / "roles" / role / "vars" / "main.yml").read_text())
+        return
+    for value in values:
+        assert isinstance(value, str) and value.strip().endswith(" | hvc.horovod_cluster.hvc_plain_data }}"), \
+            f"roles/{role}/tasks/decide.yml sets __{role}_plan without hvc_plain_data: {value!r}"
+
+
 def test_playbooks_read_no_private_names():
     private = re.compile(r"__(" + "|".join(ROLES) + r")_[a-z_]+")
     found = [f"{p.relative_to(REPO)}:{n}: {line.strip()}"
