@@ -125,23 +125,24 @@ def check_gpu_options(host, platform, gpu_options, values, build_host, gpu_requi
 
 
 def address_clashes(addresses):
-    """{host: address} of every play host -> {host: [the other hosts with its address]}, only for hosts that
-    share one. Run once per batch (run_once): each host then reads its own entry, not every host's address."""
+    """{host: address} of every play host -> {host: {address, others: [the other hosts with its address]}},
+    only for hosts that share one. Run once per batch (run_once): each host then reads its own entry, not every
+    host's address, and the address is derived in one place (the run_once task)."""
     by_key = {}
     for host, address in (addresses or {}).items():
         if address:
             by_key.setdefault(_address_key(address), []).append(host)
-    return {host: sorted(h for h in hosts if h != host)
+    return {host: {"address": addresses[host], "others": sorted(h for h in hosts if h != host)}
             for hosts in by_key.values() if len(hosts) > 1 for host in hosts}
 
 
-def check_duplicate_addresses(host, address, clashes):
+def check_duplicate_addresses(host, clashes):
     """Two inventory hosts with one address are one machine configured twice."""
-    others = (clashes or {}).get(host)
-    if not others:
+    clash = (clashes or {}).get(host)
+    if not clash:
         return []
     return ["host %s: ansible_host %s is also the address of %s; allowed values: an address no other "
-            "host of the play uses" % (host, address, ", ".join(others))]
+            "host of the play uses" % (host, clash["address"], ", ".join(clash["others"]))]
 
 
 def _address_key(address):
@@ -274,7 +275,7 @@ def preflight_errors(platform, host, checks):
     errors += check_inventory_groups(host, checks.get("group_names"), checks.get("platform_groups"),
                                      checks.get("cluster_size"), checks.get("require_cluster_group"))
     if checks.get("check_duplicate_addresses", True):
-        errors += check_duplicate_addresses(host, checks.get("address"), checks.get("address_clashes"))
+        errors += check_duplicate_addresses(host, checks.get("address_clashes"))
     return errors
 
 

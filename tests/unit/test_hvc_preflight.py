@@ -82,15 +82,18 @@ def test_duplicate_addresses():
     addresses = {"a": "10.0.0.1", "b": "10.0.0.1", "c": "10.0.0.2", "d": "10.0.0.1", "e": "GPU01.lab.",
                  "f": "gpu01.lab"}
     clashes = pf.address_clashes(addresses)
-    assert clashes == {"a": ["b", "d"], "b": ["a", "d"], "d": ["a", "b"], "e": ["f"], "f": ["e"]}
-    assert pf.check_duplicate_addresses("a", "10.0.0.1", clashes) == [
+    assert clashes == {"a": {"address": "10.0.0.1", "others": ["b", "d"]},
+                       "b": {"address": "10.0.0.1", "others": ["a", "d"]},
+                       "d": {"address": "10.0.0.1", "others": ["a", "b"]},
+                       "e": {"address": "GPU01.lab.", "others": ["f"]}, "f": {"address": "gpu01.lab", "others": ["e"]}}
+    assert pf.check_duplicate_addresses("a", clashes) == [
         "host a: ansible_host 10.0.0.1 is also the address of b, d; allowed values: an address no other host of "
         "the play uses"]
-    assert pf.check_duplicate_addresses("c", "10.0.0.2", clashes) == []
-    assert pf.preflight_errors(platform(), "e", checks(address="GPU01.lab.", address_clashes=clashes)) == [
+    assert pf.check_duplicate_addresses("c", clashes) == []
+    assert pf.preflight_errors(platform(), "e", checks(address_clashes=clashes)) == [
         "host e: ansible_host GPU01.lab. is also the address of f; allowed values: an address no other host of "
         "the play uses"]
-    assert pf.preflight_errors(platform(), "e", checks(address="GPU01.lab.", address_clashes=clashes,
+    assert pf.preflight_errors(platform(), "e", checks(address_clashes=clashes,
                                                       check_duplicate_addresses=False)) == []
 
 
