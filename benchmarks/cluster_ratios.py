@@ -8,6 +8,7 @@
 2. no-op re-run / first run of site.yml (N hosts)               target <= 0.05
    (the no-op re-run finds the cluster settled; the seconds also show it with the fast path off)
 3. `Cluster.rollout` / plain `ansible-playbook`, same no-op     target <= 1.05
+   (the fastest of 5 runs each, the two alternating)
 4. check of N hosts / check of 1 host (smoke test included)     target <= 1.5
 5. allreduce bus bandwidth / iperf3 link bandwidth (N hosts)    target >= 0.5
    (the best size of 4 KiB .. 256 MiB; also against the link bandwidth while every link of the ring
@@ -95,6 +96,7 @@ def ring_link_gbps(hosts: list[str], seconds: int = 5) -> float:
 
 
 COMPILE = "Horovod | Compile with pip wheel"
+NOOP_RUNS = 5  # no-op rollouts by each runner (P3)
 
 
 def cluster(inventory: Path, work: Path, wheels: Path | None, **extravars) -> Cluster:
@@ -145,7 +147,9 @@ def measure(count: int, warm_wheels: bool, work: Path, compare_sharing: bool = F
             _, times[f"check_{n}"] = timed(lambda: must(hosts.check(smoke=True), f"check of {n}"))
             print(f"{n} host(s): first rollout {times[f'first_{n}']:.0f} s, check {times[f'check_{n}']:.0f} s",
                   flush=True)
-        # No-op runs on the N hosts, alternating the two runners; the faster of two runs each.
+        # No-op runs on the N hosts, alternating the two runners; the fastest run of each. A settled no-op takes
+        # ~4 s, and run to run they vary by ~0.3 s, as much as ansible-runner adds (its event callback, the pty
+        # it reads ansible-playbook's output through): two runs each could give 1.00 or 1.10 for the same code.
         env = {**os.environ, "ANSIBLE_CONFIG": str(content_dir() / "ansible.cfg")}
         # this interpreter's own ansible-playbook (a venv's, also when the venv is not activated)
         playbook = shutil.which("ansible-playbook", path=str(Path(sys.executable).parent)) or "ansible-playbook"
@@ -153,11 +157,12 @@ def measure(count: int, warm_wheels: bool, work: Path, compare_sharing: bool = F
         if not warm_wheels:
             plain_cmd += ["-e", f"horovod_artifacts_dir={work / f'wheels-{count}'}"]
         runner, plain = [], []
-        for _ in range(2):
+        for _ in range(NOOP_RUNS):
             runner.append(timed(lambda: settled(must(hosts.rollout(), "no-op rollout")))[1])
             plain.append(timed(lambda: subprocess.run(plain_cmd, env=env, cwd=content_dir(), check=True,
                                                       stdout=subprocess.DEVNULL))[1])
         times["noop_runner"], times["noop_plain"] = min(runner), min(plain)
+        noop_runs = {"runner": [round(t, 2) for t in runner], "ansible_playbook": [round(t, 2) for t in plain]}
         # For comparison (no target): the same no-op with the fast path off, every role proving it has nothing to do.
         full = cluster(inventory, work, None if warm_wheels else work / f"wheels-{count}",
                        cluster_rollout_fast_path=False)
@@ -179,7 +184,7 @@ def measure(count: int, warm_wheels: bool, work: Path, compare_sharing: bool = F
         box.down()
     return {
         "hosts": count, "seconds": {k: round(v, 1) for k, v in times.items()},
-        "compiled_on": compiled_on, "slowest_tasks": slowest,
+        "noop_runs": noop_runs, "compiled_on": compiled_on, "slowest_tasks": slowest,
         "network": {"allreduce": rows, "best": best, "link_GBps": (link.get("link") or {}).get("GBps"),
                     "ring_link_GBps": ring,
                     "best_busbw_over_ring_link": best["busbw_GBps"] / ring if best and ring else None},
@@ -228,6 +233,9 @@ def main() -> int:
     print("allreduce busbw GB/s by size: " + ", ".join(f"{r['bytes']} B {r['busbw_GBps']:.3f}" for r in net["allreduce"])
           + f"; iperf3 one link {net['link_GBps']}, each link of the ring at once {net['ring_link_GBps']:.3f}"
           + f"; best busbw / ring link {net['best_busbw_over_ring_link']}")
+    runs = figures["noop_runs"]
+    print(f"no-op runs (s), Cluster.rollout: {runs['runner']}; ansible-playbook: {runs['ansible_playbook']}; "
+          f"the runner adds {figures['seconds']['noop_runner'] - figures['seconds']['noop_plain']:+.2f} s (fastest runs)")
     print("Horovod compiled on:", json.dumps(figures["compiled_on"]))
     for label, tasks in figures["slowest_tasks"].items():
         print(f"slowest tasks of {label}: " + "; ".join(f"{s:.0f} s {h} {t}" for s, h, t in tasks[:5]))
