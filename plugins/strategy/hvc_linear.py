@@ -73,8 +73,10 @@ class StrategyModule(LinearStrategy):
             own.loop_control = own.loop_control.copy()
         self._tqm.send_callback("v2_runner_on_start", host, task)
         with TaskContext(own):
-            result = TaskExecutor(host, own, task_vars, play_context, self._loader, get_plugin_loader_namespace(),
-                                  self._final_q, self._variable_manager).run()
+            # TaskExecutor adds to the variables it gets (search path, loop variables): a worker adds to its
+            # forked copy, and the results' path reads the queued ones afterwards.
+            result = TaskExecutor(host, own, dict(task_vars), play_context, self._loader,
+                                  get_plugin_loader_namespace(), self._final_q, self._variable_manager).run()
         self._final_q.send_task_result(_RawTaskResult(host=host, task=own, return_data=result,
                                                       task_fields=own.dump_attrs()))
         self._pending_results += 1
