@@ -169,11 +169,11 @@ def fork_ms(rss_mb: float, rounds: int = 300) -> float:
 def host_tasks(artifacts: Path, inline: bool) -> tuple[int, int]:
     """Host-task pairs of a run (its runner_on_start events), and those of them that forked a worker: all of
     them under ansible's linear, those hvc_linear does not run in the controller (`inline`) under it."""
-    plugin = strategy_plugin()
-    actions = [json.loads(path.read_text())["event_data"].get("resolved_action")
-               for path in (artifacts / "job_events").glob("*.json")
-               if '"event": "runner_on_start"' in path.read_text()]
-    kept = plugin.CONTROLLER_ONLY if inline and plugin.INLINE else frozenset()
+    events = (json.loads(path.read_text()) for path in (artifacts / "job_events").glob("*.json"))
+    actions = [event["event_data"].get("resolved_action") for event in events
+               if event.get("event") == "runner_on_start"]
+    plugin = strategy_plugin() if inline else None
+    kept = plugin.CONTROLLER_ONLY if plugin and plugin.INLINE else frozenset()
     return len(actions), sum(1 for action in actions if action not in kept)
 
 
