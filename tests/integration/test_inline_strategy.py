@@ -6,11 +6,14 @@ templated it), and plan.yml's whole plan, refusals included, under hvc_linear an
 """
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 
-from ansible_run import BAD_INVENTORY, PLAN_INVENTORY, ansible_playbook, run_playbook
+from ansible_run import BAD_INVENTORY, COMMON_ENV, PLAN_INVENTORY, REPO, ansible_playbook, run_playbook
 
 PLAYBOOK = """
 - name: Where tasks run
@@ -60,6 +63,63 @@ def test_linear_forks_a_worker_per_host_and_task(tmp_path):
     if the strategy ran nothing inline)."""
     found = pids(tmp_path, "linear")
     assert len({pid for values in found.values() for pid in values}) == 6, found
+
+
+# ansible-playbook in this process, counting Jinja's compiles in it (the controller's; a worker's are its own)
+COUNTING_PLAYBOOK = """
+import sys
+from ansible._internal._templating._jinja_bits import AnsibleEnvironment
+from ansible.cli.playbook import PlaybookCLI
+compiled = 0
+original = AnsibleEnvironment.from_string
+def counting(self, *args, **kwargs):
+    global compiled
+    compiled += 1
+    return original(self, *args, **kwargs)
+AnsibleEnvironment.from_string = counting
+rc = PlaybookCLI(["ansible-playbook", *sys.argv[1:]]).run()
+print(f"COMPILED {compiled};")
+sys.exit(rc)
+"""
+
+TEMPLATED = """
+- name: Templates and conditions
+  hosts: all
+  gather_facts: false
+  strategy: hvc.horovod_cluster.hvc_linear
+  tasks:
+    - name: Arguments
+      ansible.builtin.set_fact:
+        one: "{{ inventory_hostname | upper }}"
+        two: "{{ [1, 2, 3] | map('string') | join('-') }}"
+      when: inventory_hostname is match('h')
+    - name: More, with a loop
+      ansible.builtin.set_fact:
+        three: "{{ one ~ two ~ item }}"
+      loop: [a, b]
+      when: two | length > 0
+    - name: Check
+      ansible.builtin.assert:
+        that: three == inventory_hostname | upper ~ '1-2-3b'
+"""
+
+
+def controller_compiles(tmp_path, hosts: int) -> int:
+    (tmp_path / "hosts.yml").write_text(
+        "all:\n  vars: {ansible_connection: local}\n  hosts: {" + ", ".join(f"h{n}: null" for n in range(hosts)) + "}\n")
+    (tmp_path / "templated.yml").write_text(TEMPLATED)
+    run = subprocess.run([sys.executable, "-c", COUNTING_PLAYBOOK, "-i", str(tmp_path / "hosts.yml"),
+                          str(tmp_path / "templated.yml")], cwd=REPO, env={**os.environ, **COMMON_ENV},
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return int(re.search(r"COMPILED (\d+);", run.stdout).group(1))
+
+
+def test_templates_compile_once_however_many_hosts(tmp_path):
+    """CompiledTemplates: the tasks' arguments and conditions compile as often for 5 hosts as for one
+    (without it, each host-task compiles its own: about 5 times as many)."""
+    one = controller_compiles(tmp_path, 1)
+    assert one > 5 and controller_compiles(tmp_path, 5) == one
 
 
 @pytest.mark.parametrize("inventory", [PLAN_INVENTORY, BAD_INVENTORY], ids=["fixture-hosts", "refused-hosts"])

@@ -1,0 +1,110 @@
+"""hvc_linear's CompiledTemplates (plugins/strategy/hvc_linear.py): while the strategy runs, a template string
+is compiled once and rendered with each host's variables; ansible-core alone compiles it at every render.
+
+Real ansible-core templars; the compiles are counted at Jinja's entry point (AnsibleEnvironment.from_string,
+which templates and `when` expressions both go through).
+"""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+from ansible._internal._templating._jinja_bits import AnsibleEnvironment
+from ansible.errors import AnsibleError
+from ansible.template import Templar, trust_as_template
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def strategy_module():
+    spec = importlib.util.spec_from_file_location("hvc_linear", REPO / "plugins" / "strategy" / "hvc_linear.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+hvc_linear = strategy_module()
+
+
+@pytest.fixture
+def compiles(monkeypatch):
+    """The number of Jinja compiles so far (a list: read its length)."""
+    seen = []
+    original = AnsibleEnvironment.from_string
+
+    def counting(self, source, *args, **kwargs):
+        seen.append(source)
+        return original(self, source, *args, **kwargs)
+
+    monkeypatch.setattr(AnsibleEnvironment, "from_string", counting)
+    return seen
+
+
+def render_for_hosts(template: str, hosts: int) -> list:
+    """What a task argument and a `when` give for each host: a new templar per host-task, as ansible makes."""
+    out = []
+    for n in range(hosts):
+        templar = Templar(variables={"n": n})
+        out.append((templar.template(trust_as_template(template)),
+                    templar.evaluate_conditional(trust_as_template("n % 2 == 0"))))
+    return out
+
+
+def test_this_ansible_core_is_the_one_it_was_written_for():
+    """The cache is on where the plugin's feature check says so; on this venv's ansible-core it must be."""
+    assert hvc_linear.INLINE and hvc_linear.CACHE_TEMPLATES
+
+
+def test_each_template_compiles_once_across_hosts_and_renders_per_host(compiles):
+    expected = [(n + 1, n % 2 == 0) for n in range(5)]
+    assert render_for_hosts("{{ n + 1 }}", 5) == expected
+    without = len(compiles)
+    assert without == 10  # ansible-core alone: both, for every host
+    compiles.clear()
+    with hvc_linear.CompiledTemplates():
+        assert render_for_hosts("{{ n + 1 }}", 5) == expected
+    assert len(compiles) == 2
+
+
+def test_the_engine_is_as_before_after_the_strategy(compiles):
+    original = {step: getattr(hvc_linear.TemplateEngine, step) for step in hvc_linear._COMPILE_STEPS}
+    with hvc_linear.CompiledTemplates():
+        assert all(getattr(hvc_linear.TemplateEngine, step) is not original[step] for step in original)
+    assert {step: getattr(hvc_linear.TemplateEngine, step) for step in original} == original
+    render_for_hosts("{{ n }}", 2)
+    assert len(compiles) == 4
+
+
+def test_a_search_path_is_part_of_the_key(tmp_path, compiles):
+    """An include (or a template lookup) finds files through the environment's loader: the same source
+    under two search paths is two templates."""
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "part.j2").write_text(f"from {name}")
+    source = trust_as_template("{% include 'part.j2' %}")
+    with hvc_linear.CompiledTemplates():
+        found = [Templar(variables={}).copy_with_new_env(searchpath=[str(tmp_path / name)]).template(source)
+                 for name in ("one", "two", "one")]
+    assert found == ["from one", "from two", "from one"]
+    assert compiles.count(source) == 2
+
+
+def test_overrides_are_part_of_the_key(compiles):
+    """The template module's delimiters (Templar.template's overrides) change what the same text means."""
+    source = trust_as_template("[[ n ]] {{ n }}")
+    with hvc_linear.CompiledTemplates():
+        templar = Templar(variables={"n": 3})
+        assert templar.template(source) == "[[ n ]] 3"
+        assert templar.template(source, overrides={"variable_start_string": "[[", "variable_end_string": "]]"}) \
+            == "3 {{ n }}"
+        assert templar.template(source) == "[[ n ]] 3"
+    assert len(compiles) == 2
+
+
+def test_a_failed_compile_is_not_kept(compiles):
+    with hvc_linear.CompiledTemplates():
+        for _ in range(2):
+            with pytest.raises(AnsibleError, match="Syntax error"):
+                Templar(variables={"n": 1}).template(trust_as_template("{{ n + }}"))
+    assert len(compiles) == 2
