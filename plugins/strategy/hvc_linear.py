@@ -11,6 +11,7 @@ time and all of the part that grew with the hosts (benchmarks/plan_scaleout.py).
 through the same TaskExecutor, on a copy of the task (a worker mutates its own forked copy), and their
 results take the workers' way back (the results queue), so callbacks, facts, includes and stats see no
 difference. Any other task (modules, connections, delegation, async) still goes to a forked worker.
+With the host-tasks in one process, a template compiled for one host can serve the next: CompiledTemplates.
 
 Third-party strategy plugins are deprecated since ansible-core 2.19 (ansible/ansible#84725: the interface
 is ansible-core's internals), and ansible-core prints a deprecation warning when one is used. This one
@@ -29,6 +30,8 @@ description:
     include_tasks, include_role, include_vars, validate_argument_spec, hvc_recorded_facts, hvc_warn) and that
     are not delegated or async run in the controller's process, one host at a time, instead of in a
     forked worker; everything else forks as usual.
+  - While it runs, a Jinja template compiled once is kept and rendered again for the next host (ansible-core
+    compiles every template string at each render).
   - On an ansible-core whose internals differ from 2.19's it behaves exactly as C(ansible.builtin.linear).
   - playbooks/plan.yml uses it (C(-e cluster_plan_strategy=linear) plans with ansible's own).
 """
