@@ -13,7 +13,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
 
-for _sub in ("plugins/module_utils", "plugins/filter", "plugins/modules"):
+for _sub in ("plugins/module_utils", "plugins/filter", "plugins/modules", "plugins/strategy"):
     _path = str(REPO / _sub)
     if _path not in sys.path:
         sys.path.insert(0, _path)

@@ -6,25 +6,12 @@ which templates and `when` expressions both go through).
 """
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 from ansible._internal._templating._jinja_bits import AnsibleEnvironment
 from ansible.errors import AnsibleError
 from ansible.template import Templar, trust_as_template
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-def strategy_module():
-    spec = importlib.util.spec_from_file_location("hvc_linear", REPO / "plugins" / "strategy" / "hvc_linear.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-hvc_linear = strategy_module()
+import hvc_linear  # plugins/strategy (tests/unit/conftest.py puts it on sys.path)
 
 
 @pytest.fixture
