@@ -4,8 +4,9 @@ ansible-runner runs ansible-playbook in a pty through pexpect and closes it with
 only once `child.isalive()` has said the child exited (its `while child.isalive()` loop, then a
 last read to EOF). ptyprocess's close() then sleeps `delayafterclose` (0.1 s) "to give the kernel
 time to update process status" before it asks whether the child still runs; the answer is already
-known. That was 0.1 s of every run, `ansible-inventory` and each rollout alike (on a 38-event
-playbook, what `Runner.run` adds to plain ansible-playbook went from 0.13 s to 0.02-0.03 s without it).
+known. That was 0.1 s of every run, `ansible-inventory` and each rollout alike: on a 38-event playbook
+what `Runner.run` adds to plain ansible-playbook went from 0.13 s to 0.02-0.03 s without it, on a settled
+no-op rollout of 3 hosts from 0.2-0.3 s to 0.11 s (benchmarks/cluster_ratios.py, P3).
 
 The change reaches only ansible-runner's runner module (its `pexpect` name becomes a copy of pexpect
 whose `spawn` is `ExitedChildSpawn`); pexpect itself and anyone else's spawns are untouched. A
