@@ -200,6 +200,25 @@ def measure(count: int, warm_wheels: bool, work: Path, compare_sharing: bool = F
     }
 
 
+def p1_split(figures: dict) -> str | None:
+    """P1 as (c + o) / (C + o'): each rollout's compile (the slowest host's compile task: the other hosts wait
+    for it) and what it spends outside it, and the o below which the shared rollout would meet P1's target."""
+    count, seconds, slowest = figures["hosts"], figures["seconds"], figures["slowest_tasks"]
+    every = f"first_{count}_every_host_compiling"
+    if every not in seconds:
+        return None
+    parts = {}
+    for label in (f"first_{count}", every):
+        compile_s = max((s for s, _, task in slowest[label] if task == COMPILE), default=0.0)
+        parts[label] = (compile_s, seconds[label] - compile_s)
+    (c, o), (c_every, o_every) = parts[f"first_{count}"], parts[every]
+    bound = TARGETS["shared_over_every_host_compiling"][1]
+    # (c + o) / (c_every + o + (o_every - o)) <= bound, solved for o with the rollouts' difference kept
+    most = (bound * (c_every + o_every - o) - c) / (1 - bound)
+    return (f"P1 split: sharing, compile {c:.0f} s + outside it {o:.0f} s; every host compiling, compile {c_every:.0f} s"
+            f" + outside it {o_every:.0f} s; P1 <= {bound} would need the shared rollout's outside under {most:.0f} s")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hosts", type=int, default=4, help="N, the larger cluster (default 4)")
@@ -237,6 +256,8 @@ def main() -> int:
     print(f"no-op runs (s), Cluster.rollout: {runs['runner']}; ansible-playbook: {runs['ansible_playbook']}; "
           f"the runner adds {min(runs['runner']) - min(runs['ansible_playbook']):+.2f} s (fastest runs)")
     print("Horovod compiled on:", json.dumps(figures["compiled_on"]))
+    if split := p1_split(figures):
+        print(split)
     for label, tasks in figures["slowest_tasks"].items():
         print(f"slowest tasks of {label}: " + "; ".join(f"{s:.0f} s {h} {t}" for s, h, t in tasks[:5]))
     if args.json:
