@@ -56,3 +56,11 @@ def test_pkg_config_finds_libuv(host):
     out = host.check_output("pkg-config --modversion libuv")
     assert _version(out, r"^([0-9]+\.[0-9]+)") >= (1, 0)
     assert _facts(host)["gloo"]["libuv_version"] == out.strip()
+
+
+def test_recommends_follow_cluster_install_recommends(host):
+    """libopenmpi-dev recommends gfortran (through libcoarrays-openmpi-dev), nothing here needs it: installed only
+    where cluster_install_recommends is true (toolchain-pip), absent under the default (toolchain-distro)."""
+    wanted = host.backend.get_hostname() == "toolchain-pip"
+    assert host.package("gfortran").is_installed is wanted
+    assert host.package("libopenmpi-dev").is_installed
