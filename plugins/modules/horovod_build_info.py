@@ -13,6 +13,8 @@ description:
   - Runs C(horovodrun --check-build) of a Python environment (through that environment's
     interpreter, so no PATH is needed) and parses its [X]/[ ] marks, because the command always
     exits 0.
+  - The installed frameworks' Horovod extensions are imported once before check-build runs, so its
+    forked checks (six for PyTorch) do not import them again.
   - Returns the frameworks, controllers and tensor operations Horovod was built with, and its version.
   - Changes nothing; safe in check mode.
 options:
@@ -76,7 +78,22 @@ from ansible.module_utils.horovod_check_build import (
     CheckBuildParseError, missing_capabilities, parse_check_build)
 
 # Same as horovodrun's entry point, through the env's own interpreter.
-_CHECK_BUILD = "import sys; from horovod.runner.launch import run_commandline; run_commandline()"
+# horovodrun --check-build asks each question (is the extension there, MPI, Gloo, NCCL, DDL, CCL) in a forked
+# child that imports the framework's extension again: six imports of torch, about 1 s each. The frameworks
+# installed are imported once here first, so every child forks with them loaded; the questions, the forks
+# and the output are still check-build's own. An extension that fails to import here fails in its child too
+# and is reported as not built, as before.
+_CHECK_BUILD = """
+import importlib, importlib.util
+for framework in ("tensorflow", "torch", "mxnet"):
+    if importlib.util.find_spec(framework) is not None:
+        try:
+            importlib.import_module("horovod." + framework)
+        except Exception:
+            pass
+from horovod.runner.launch import run_commandline
+run_commandline()
+"""
 _IMPORT_PROBE = "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('horovod') else 3)"
 
 
