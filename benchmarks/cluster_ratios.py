@@ -27,6 +27,8 @@ Every benchmark host has one slot (hostfile_slots: 1): the smoke test and the al
 host, as on hosts with cores of their own. The sandbox's hosts share this machine's cores, and a rank per
 core on every host would measure how N times the ranks share them, not how the check scales with hosts.
 Wall times on a shared 2-core machine: the ratios, not the seconds, are the result.
+Each first rollout also reports its CPU seconds, each host's and the controller's, and how busy they kept
+the machine's cores (cpu_use.py): what order cannot change and only less work can.
 """
 from __future__ import annotations
 
@@ -44,6 +46,7 @@ from horovod_cluster import Cluster
 from horovod_cluster.content import content_dir
 from horovod_cluster.events import TaskLog
 from horovod_cluster.sandbox import Sandbox
+from cpu_use import CpuUse, describe  # this folder's: who used the cores during each first rollout
 from plan_scaleout import bracketed_plans  # this folder's: P6, "scale-out on paper"
 
 PLAN_SMALL, PLAN_LARGE = 10, 200  # --plan-scaleout's sizes, the issue's
@@ -106,14 +109,17 @@ def cluster(inventory: Path, work: Path, wheels: Path | None, **extravars) -> Cl
 
 
 def first_rollout(hosts: Cluster, what: str, compiled_on: dict[str, list[str]], slowest: dict[str, list],
-                  label: str) -> float:
+                  label: str, cpu: dict[str, dict]) -> float:
     """The rollout's seconds; the hosts the Horovod compile ran on go to compiled_on[label] (the evidence),
-    its ten slowest tasks (seconds, host, task) to slowest[label] (where the time went)."""
+    its ten slowest tasks (seconds, host, task) to slowest[label] and its CPU seconds by host and controller
+    to cpu[label] (where the time went)."""
     hosts.on_event = tasks = TaskLog()
+    use = CpuUse(hosts.hosts())
     try:
         _, seconds = timed(lambda: must(hosts.rollout(), what))
     finally:
         hosts.on_event = None
+    cpu[label] = {"wall_s": round(seconds, 1), **use.done(seconds)}
     compiled_on[label] = tasks.hosts(COMPILE)
     slowest[label] = sorted(((s, h, t) for (h, t), s in tasks.seconds.items()), reverse=True)[:10]
     return seconds
@@ -138,12 +144,14 @@ def measure(count: int, warm_wheels: bool, work: Path, compare_sharing: bool = F
     times: dict[str, float] = {}
     compiled_on: dict[str, list[str]] = {}
     slowest: dict[str, list] = {}
+    cpu: dict[str, dict] = {}
     try:
         for n in (1, count):
             bring_up(box, inventory, n)
             wheels = None if warm_wheels else work / f"wheels-{n}"
             hosts = cluster(inventory, work, wheels)
-            times[f"first_{n}"] = first_rollout(hosts, f"first rollout of {n}", compiled_on, slowest, f"first_{n}")
+            times[f"first_{n}"] = first_rollout(hosts, f"first rollout of {n}", compiled_on, slowest, f"first_{n}",
+                                                  cpu)
             _, times[f"check_{n}"] = timed(lambda: must(hosts.check(smoke=True), f"check of {n}"))
             print(f"{n} host(s): first rollout {times[f'first_{n}']:.0f} s, check {times[f'check_{n}']:.0f} s",
                   flush=True)
@@ -179,12 +187,12 @@ def measure(count: int, warm_wheels: bool, work: Path, compare_sharing: bool = F
             every = cluster(inventory, work, work / "wheels-every", horovod_share_wheels=False)
             label = f"first_{count}_every_host_compiling"
             times[label] = first_rollout(every, f"first rollout of {count}, every host compiling", compiled_on, slowest,
-                                         label)
+                                         label, cpu)
     finally:
         box.down()
     return {
         "hosts": count, "seconds": {k: round(v, 1) for k, v in times.items()},
-        "noop_runs": noop_runs, "compiled_on": compiled_on, "slowest_tasks": slowest,
+        "noop_runs": noop_runs, "compiled_on": compiled_on, "slowest_tasks": slowest, "cpu": cpu,
         "network": {"allreduce": rows, "best": best, "link_GBps": (link.get("link") or {}).get("GBps"),
                     "ring_link_GBps": ring,
                     "best_busbw_over_ring_link": best["busbw_GBps"] / ring if best and ring else None},
@@ -258,6 +266,8 @@ def main() -> int:
     print("Horovod compiled on:", json.dumps(figures["compiled_on"]))
     if split := p1_split(figures):
         print(split)
+    for label, use in figures["cpu"].items():
+        print(describe(label, use["wall_s"], use))
     for label, tasks in figures["slowest_tasks"].items():
         print(f"slowest tasks of {label}: " + "; ".join(f"{s:.0f} s {h} {t}" for s, h, t in tasks[:5]))
     if args.json:
