@@ -1,6 +1,7 @@
 """CPU seconds a rollout used, and by whom: each sandbox host (its container, as podman counts it) and the rest
-of the machine (the controller: ansible-playbook, its workers and their ssh clients; run with nothing else on the
-machine, as cluster_ratios.py asks).
+of the machine, `controller` below: ansible-playbook, its workers and their ssh clients, this script, and the
+kernel's own threads wherever they work for the hosts (memory reclaim, the network bridge). Run with nothing else
+on the machine, as cluster_ratios.py asks.
 
 The sandbox's hosts share the machine's cores, so a rollout that keeps them all busy cannot go faster by doing its
 work in another order, only by doing less of it: `busy` (the CPU seconds over wall seconds times cores) says which
@@ -55,5 +56,6 @@ class CpuUse:
 
 def describe(label: str, wall: float, use: dict) -> str:
     hosts = " + ".join(f"{s:.0f}" for s in use["hosts"].values())
-    return (f"CPU of {label}: {use['cpu_s']:.0f} s in {wall:.0f} s (hosts {hosts}, controller {use['controller']:.0f});"
-            f" the {use['cores']} cores {use['busy']:.0%} busy, {use['at_full_busy_s']:.0f} s were they busy throughout")
+    return (f"CPU of {label}: {use['cpu_s']:.0f} s in {wall:.0f} s (hosts {hosts}, controller and the rest"
+            f" {use['controller']:.0f}); the {use['cores']} cores {use['busy']:.0%} busy, {use['at_full_busy_s']:.0f} s"
+            " were they busy throughout")

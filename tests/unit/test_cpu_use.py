@@ -3,6 +3,7 @@ benchmark machine (/proc/stat's first line, `podman stats` of two sandbox hosts 
 machine's live /proc/stat."""
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import FIXTURES, REPO
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 import cpu_use  # noqa: E402
@@ -55,5 +56,21 @@ def test_done_splits_hosts_from_the_controller(monkeypatch):
     assert use == {"cpu_s": 60.0, "hosts": {"a": 20.0, "b": 15.0}, "controller": 25.0, "cores": 2, "busy": 0.75,
                    "at_full_busy_s": 30.0}
     assert cpu_use.describe("first_2", 40.0, use) == (
-        "CPU of first_2: 60 s in 40 s (hosts 20 + 15, controller 25); the 2 cores 75% busy, 30 s were they busy"
+        "CPU of first_2: 60 s in 40 s (hosts 20 + 15, controller and the rest 25); the 2 cores 75% busy, 30 s were they busy"
         " throughout")
+
+
+def test_the_recorded_run_reads_as_the_readme_quotes_it():
+    """README's Benchmarks quotes these lines of the run at be18b2e (tests/fixtures/benchmarks/)."""
+    run = json.loads((FIXTURES / "benchmarks" / "cluster_ratios-be18b2e.json").read_text())
+    lines = [cpu_use.describe(label, use["wall_s"], use) for label, use in run["cpu"].items()]
+    assert lines == [
+        "CPU of first_1: 321 s in 226 s (hosts 294, controller and the rest 27); the 2 cores 71% busy, 160 s were"
+        " they busy throughout",
+        "CPU of first_3: 486 s in 273 s (hosts 292 + 65 + 65, controller and the rest 64); the 2 cores 89% busy,"
+        " 243 s were they busy throughout",
+        "CPU of first_3_every_host_compiling: 1251 s in 644 s (hosts 389 + 390 + 382, controller and the rest 91);"
+        " the 2 cores 97% busy, 626 s were they busy throughout",
+    ]
+    for use in run["cpu"].values():
+        assert abs(sum(use["hosts"].values()) + use["controller"] - use["cpu_s"]) < 0.3
