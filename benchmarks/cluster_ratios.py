@@ -119,7 +119,7 @@ def first_rollout(hosts: Cluster, what: str, compiled_on: dict[str, list[str]], 
         _, seconds = timed(lambda: must(hosts.rollout(), what))
     finally:
         hosts.on_event = None
-    cpu[label] = {"wall_s": round(seconds, 1), **use.done(seconds)}
+    cpu[label] = use.done(seconds)
     compiled_on[label] = tasks.hosts(COMPILE)
     slowest[label] = sorted(((s, h, t) for (h, t), s in tasks.seconds.items()), reverse=True)[:10]
     return seconds
@@ -267,7 +267,7 @@ def main() -> int:
     if split := p1_split(figures):
         print(split)
     for label, use in figures["cpu"].items():
-        print(describe(label, use["wall_s"], use))
+        print(describe(label, use))
     for label, tasks in figures["slowest_tasks"].items():
         print(f"slowest tasks of {label}: " + "; ".join(f"{s:.0f} s {h} {t}" for s, h, t in tasks[:5]))
     if args.json:

@@ -50,12 +50,13 @@ class CpuUse:
         hosts = {h: round(hosts_1[h] - hosts_0.get(h, 0.0), 1) for h in self.hosts}
         total = machine_1 - machine_0
         cores = os.cpu_count() or 1
-        return {"cpu_s": round(total, 1), "hosts": hosts, "controller": round(total - sum(hosts.values()), 1),
-                "cores": cores, "busy": round(total / (wall * cores), 3), "at_full_busy_s": round(total / cores, 1)}
+        return {"wall_s": round(wall, 1), "cpu_s": round(total, 1), "hosts": hosts,
+                "controller": round(total - sum(hosts.values()), 1), "cores": cores,
+                "busy": round(total / (wall * cores), 3), "at_full_busy_s": round(total / cores, 1)}
 
 
-def describe(label: str, wall: float, use: dict) -> str:
+def describe(label: str, use: dict) -> str:
     hosts = " + ".join(f"{s:.0f}" for s in use["hosts"].values())
-    return (f"CPU of {label}: {use['cpu_s']:.0f} s in {wall:.0f} s (hosts {hosts}, controller and the rest"
+    return (f"CPU of {label}: {use['cpu_s']:.0f} s in {use['wall_s']:.0f} s (hosts {hosts}, controller and the rest"
             f" {use['controller']:.0f}); the {use['cores']} cores {use['busy']:.0%} busy, {use['at_full_busy_s']:.0f} s"
             " were they busy throughout")

@@ -53,17 +53,17 @@ def test_done_splits_hosts_from_the_controller(monkeypatch):
     monkeypatch.setattr(cpu_use.CpuUse, "_read", lambda self: next(reads))
     monkeypatch.setattr(cpu_use.os, "cpu_count", lambda: 2)
     use = cpu_use.CpuUse(["a", "b"]).done(40.0)
-    assert use == {"cpu_s": 60.0, "hosts": {"a": 20.0, "b": 15.0}, "controller": 25.0, "cores": 2, "busy": 0.75,
-                   "at_full_busy_s": 30.0}
-    assert cpu_use.describe("first_2", 40.0, use) == (
-        "CPU of first_2: 60 s in 40 s (hosts 20 + 15, controller and the rest 25); the 2 cores 75% busy, 30 s were they busy"
-        " throughout")
+    assert use == {"wall_s": 40.0, "cpu_s": 60.0, "hosts": {"a": 20.0, "b": 15.0}, "controller": 25.0, "cores": 2,
+                   "busy": 0.75, "at_full_busy_s": 30.0}
+    assert cpu_use.describe("first_2", use) == (
+        "CPU of first_2: 60 s in 40 s (hosts 20 + 15, controller and the rest 25); the 2 cores 75% busy, 30 s were"
+        " they busy throughout")
 
 
 def test_the_recorded_run_reads_as_the_readme_quotes_it():
     """README's Benchmarks quotes these lines of the run at be18b2e (tests/fixtures/benchmarks/)."""
     run = json.loads((FIXTURES / "benchmarks" / "cluster_ratios-be18b2e.json").read_text())
-    lines = [cpu_use.describe(label, use["wall_s"], use) for label, use in run["cpu"].items()]
+    lines = [cpu_use.describe(label, use) for label, use in run["cpu"].items()]
     assert lines == [
         "CPU of first_1: 321 s in 226 s (hosts 294, controller and the rest 27); the 2 cores 71% busy, 160 s were"
         " they busy throughout",
