@@ -1,5 +1,6 @@
 """Compatibility matrix (roles/horovod/vars/compat.yml, the one data file) and its checker; the README table
 generated from it."""
+import re
 import sys
 from pathlib import Path
 
@@ -15,17 +16,19 @@ MASTER = "2626dc87a3a8eb8fb7d2216198ce45bce0f9e65a"
 BASE = {"horovod": "0.28.1", "source": "pypi", "commit": None, "pytorch": "2.13.0+cpu", "tensorflow": None,
         "python": "3.11.2", "cmake": "3.25.1", "cuda": None, "os": "debian12", "arch": "x86_64"}
 ON_MASTER = dict(BASE, source="git", commit=MASTER)
+# The compiler fixes every 0.28.1 release build gets (GCC 13 headers, GCC 14 flatbuffers), after the C++ one.
+COMPILER_FIXES = ["gcc13_headers", "flatbuffers_span"]
 
 
 def ids(result, kind="refusals"):
     return [r["id"] for r in result[kind]]
 
 
-def test_known_good_cpu_needs_cxx20_only():
+def test_known_good_cpu_needs_cxx20_and_the_compiler_fixes():
     got = horovod_compat_check(BASE, MATRIX)
     assert got["ok"] and got["known_good"] and got["build"] == "0.28.1"
     assert got["cxx_standard"] == 20
-    assert horovod_compat_fixes(BASE, MATRIX) == ["cxx20"]
+    assert horovod_compat_fixes(BASE, MATRIX) == ["cxx20"] + COMPILER_FIXES
 
 
 # The C++ standard 0.28.1 needs per torch range (#3996/#4014: torch >= 2.1 fails with 0.28.1's C++14;
@@ -38,15 +41,18 @@ def test_cxx_standard_follows_the_torch_range_on_0281(torch, standard):
     got = horovod_compat_check(dict(BASE, pytorch=torch), MATRIX)
     assert got["ok"], got["message"]
     assert got["cxx_standard"] == standard
-    assert horovod_compat_fixes(dict(BASE, pytorch=torch), MATRIX) == ([f"cxx{standard}"] if standard else [])
+    assert horovod_compat_fixes(dict(BASE, pytorch=torch), MATRIX) == (
+        [f"cxx{standard}"] if standard else []) + COMPILER_FIXES
 
 
 @pytest.mark.parametrize("torch", ["1.13.1", "2.1.0", "2.5.1", "2.13.0"])
 def test_master_sets_its_own_standard(torch):
-    """master has PR #3998 (C++17 for torch >= 2.1 in its own CMake): no patch, and not the release's key."""
+    """master has PR #3998 (C++17 for torch >= 2.1 in its own CMake) and #3957 (the GCC 13 headers): only the
+    vendored flatbuffers' fix, and not the release's key."""
     got = horovod_compat_check(dict(ON_MASTER, pytorch=torch), MATRIX)
     assert got["ok"], got["message"]
-    assert (got["build"], got["cxx_standard"], got["fixes"]) == ("master-2626dc87a3a8", None, [])
+    assert (got["build"], got["cxx_standard"]) == ("master-2626dc87a3a8", None)
+    assert [f["fix"] for f in got["fixes"]] == ["flatbuffers_span"]
 
 
 def test_torch_214_on_master_refused_naming_both_versions_and_the_pr():
@@ -106,12 +112,49 @@ def test_python_312_untested_refused_unless_allowed():
 
 
 def test_cmake4_needs_policy():
-    assert horovod_compat_fixes(dict(BASE, cmake="4.0.2"), MATRIX) == ["cxx20", "cmake_policy"]
+    assert horovod_compat_fixes(dict(BASE, cmake="4.0.2"), MATRIX) == ["cxx20", "cmake_policy"] + COMPILER_FIXES
 
 
 def test_cxx_fix_for_the_release_from_pypi_or_a_path():
     for source in ("pypi", "path"):
-        assert horovod_compat_fixes(dict(BASE, source=source), MATRIX) == ["cxx20"]
+        assert horovod_compat_fixes(dict(BASE, source=source), MATRIX) == ["cxx20"] + COMPILER_FIXES
+
+
+def test_no_fix_for_a_horovod_outside_the_matrix():
+    """An untested Horovod let through is built as it is: no patch written for 0.28.1 is forced on it."""
+    got = horovod_compat_check(dict(BASE, horovod="0.28.0", allow_untested=True), MATRIX)
+    assert got["ok"] and got["fixes"] == []
+
+
+def test_every_source_fix_has_its_patches():
+    """Each needs_fix rule other than the build-environment one (cmake_policy) names patches the build applies,
+    each a file, a compiling regexp and its replacement; and no patch is left without a rule."""
+    source_fixes = {rule["fix"] for rule in MATRIX["rules"] if rule["verdict"] == "needs_fix"} - {"cmake_policy"}
+    assert source_fixes == set(MATRIX["patches"]) == set(COMPILER_FIXES)
+    for fix, edits in MATRIX["patches"].items():
+        assert edits, fix
+        for edit in edits:
+            assert set(edit) == {"file", "regexp", "replace"}, edit
+            re.compile(edit["regexp"], re.MULTILINE)
+
+
+# The lines each patch rewrites, as the 0.28.1 sdist has them (horovod-0.28.1.tar.gz, the role's sha256):
+# each regexp must match exactly once there and give the fixed line.
+SDIST_LINES = {
+    "horovod/common/common.h": ("#include <memory>\n#include <string>\n#include <unordered_map>\n",
+                                "#include <stdexcept>\n#include <string>\n"),
+    "horovod/common/group_table.h": ("#include <mutex>\n#include <queue>\n#include <unordered_map>\n",
+                                     "#include <queue>\n#include <string>\n"),
+    "third_party/flatbuffers/include/flatbuffers/stl_emulation.h": (
+        "  pointer const data_;\n  const size_type count_;\n", "  size_type count_;\n"),
+}
+
+
+def test_patches_rewrite_the_0281_lines():
+    for edit in (e for edits in MATRIX["patches"].values() for e in edits):
+        before, wanted = SDIST_LINES[edit["file"]]
+        after, count = re.subn(edit["regexp"], edit["replace"], before, flags=re.MULTILINE)
+        assert count == 1 and wanted in after, (edit, after)
 
 
 def test_cuda_on_macos_refused():
