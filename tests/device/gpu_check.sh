@@ -4,8 +4,8 @@
 #      (nvidia-smi, /proc/driver/nvidia, os-release), the compilers, CUDA and the torch installed there;
 #   2. Horovod built with NCCL by the horovod role (tests/device/build.yml), then check-build;
 #   3. the check's smoke test and allreduce benchmark on GPU tensors, torch.distributed's NCCL beside it,
-#      and two ranks on the one GPU (NCCL refuses a GPU shared by two ranks);
-#   4. one collective whose ranks mix a GPU and a CPU tensor (tests/device/mixed_device.py).
+#      and one allreduce of two ranks on the one GPU (what NCCL says of a shared GPU);
+#   4. one allreduce whose ranks mix a GPU and a CPU tensor (tests/device/rank_devices.py).
 # Every step runs, whatever an earlier one gave, under its own time limit; OUT gets summary.json, the
 # console log and record.tgz (everything recorded).
 #   tests/device/gpu_check.sh OUT
@@ -66,6 +66,7 @@ raw() {  # raw FILE CMD...: a command's own output, byte for byte (stderr and st
 # --- 1. the host ---------------------------------------------------------------------------------------
 raw os-release cat /etc/os-release
 raw uname uname -a
+raw cpus-memory bash -c "nproc; free -m"
 raw gcc-version gcc --version
 raw gxx-version g++ --version
 raw nvcc-version nvcc --version
@@ -170,8 +171,8 @@ step bench 300 "$HVDRUN" -np 1 -H localhost:1 --gloo "$PY" roles/horovod_check/f
 # shellcheck disable=SC2086
 step torch_bench 300 "$PY" -m torch.distributed.run --standalone --nproc_per_node 1 \
   benchmarks/torch_allreduce_bench.py --backend "$([[ "$GPU" == 1 ]] && echo nccl || echo gloo)" $SIZES
-step smoke_2_ranks_1_gpu 120 "$HVDRUN" -np 2 -H localhost:2 --gloo "$PY" "$SMOKE"
+step two_ranks_one_gpu 120 "$HVDRUN" -np 2 -H localhost:2 --gloo "$PY" tests/device/rank_devices.py cuda,cuda
 
 # --- 4. a collective of a GPU rank and a CPU rank ------------------------------------------------------
-step mixed_device 120 "$HVDRUN" -np 2 -H localhost:2 --gloo "$PY" tests/device/mixed_device.py
+step mixed_device 120 "$HVDRUN" -np 2 -H localhost:2 --gloo "$PY" tests/device/rank_devices.py cuda,cpu
 exit 0

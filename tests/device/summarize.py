@@ -2,7 +2,7 @@
 
 Read with the project's own parsers: check-build through plugins/module_utils/horovod_check_build.py, the
 GPU facts from the facts file playbooks/record_facts.yml wrote (hvc_platform, the module's output), the
-collectives from the `HVC_RESULT` / `HVC_MIXED` lines the scripts print.
+collectives from the `HVC_RESULT` / `HVC_ALLREDUCE` lines the scripts print.
   python tests/device/summarize.py RECORD_DIR
 """
 import json
@@ -15,7 +15,7 @@ sys.path.insert(0, str(ROOT / "plugins" / "module_utils"))
 from horovod_check_build import CheckBuildParseError, parse_check_build  # noqa: E402
 
 # horovodrun prefixes each rank's line with "[rank]<stdout>:"; the payload is the JSON after the marker.
-_MARKED = re.compile(r"(HVC_RESULT|HVC_MIXED) (\{.*\})\s*$")
+_MARKED = re.compile(r"(HVC_RESULT|HVC_ALLREDUCE) (\{.*\})\s*$")
 
 
 def marked_lines(text: str, marker: str) -> list:
@@ -46,6 +46,10 @@ def check_build(record: pathlib.Path):
         return {"error": str(error)}
 
 
+def ranks(records: list) -> list:
+    return sorted(records, key=lambda record: record["rank"])
+
+
 def first(items: list):
     return items[0] if items else None
 
@@ -55,8 +59,7 @@ def summarize(record: pathlib.Path) -> dict:
     facts = sorted((record / "facts").glob("*.json"))
     platform = json.loads(facts[0].read_text()).get("hvc_platform", {}) if facts else {}
     host = read(record / "raw" / "python-torch").strip()
-    errors = [line for line in read(logs / "smoke_2_ranks_1_gpu.log").splitlines()
-              if re.search(r"(?i)duplicate gpu|ncclInvalidUsage|nccl.*error", line)]
+    shared = read(logs / "two_ranks_one_gpu.log")
     return {
         "steps": steps(record),
         "host": json.loads(host) if host.startswith("{") else host,
@@ -68,9 +71,10 @@ def summarize(record: pathlib.Path) -> dict:
         "smoke": first(marked_lines(read(logs / "smoke.log"), "HVC_RESULT")),
         "horovod_bench": first(marked_lines(read(logs / "bench.log"), "HVC_RESULT")),
         "torch_bench": first(marked_lines(read(logs / "torch_bench.log"), "HVC_RESULT")),
-        "two_ranks_one_gpu": {"smoke": first(marked_lines(read(logs / "smoke_2_ranks_1_gpu.log"), "HVC_RESULT")),
-                              "nccl_errors": errors[:5]},
-        "mixed_device": marked_lines(read(logs / "mixed_device.log"), "HVC_MIXED"),
+        "two_ranks_one_gpu": ranks(marked_lines(shared, "HVC_ALLREDUCE")),
+        "nccl_messages": [line for line in shared.splitlines() if re.search(r"(?i)nccl (warn|error)|duplicate gpu",
+                                                                            line)][:5],
+        "mixed_device": ranks(marked_lines(read(logs / "mixed_device.log"), "HVC_ALLREDUCE")),
     }
 
 
