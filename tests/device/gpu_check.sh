@@ -5,7 +5,8 @@
 #   2. Horovod built with NCCL by the horovod role (tests/device/build.yml), then check-build;
 #   3. the check's smoke test and allreduce benchmark on GPU tensors, torch.distributed's NCCL beside it,
 #      and one allreduce of two ranks on the one GPU (what NCCL says of a shared GPU);
-#   4. one allreduce whose ranks mix a GPU and a CPU tensor (tests/device/rank_devices.py).
+#   4. one allreduce whose ranks mix a GPU and a CPU tensor (tests/device/rank_devices.py);
+#   5. the compatibility matrix's compiler patches, with this host's compiler (tests/compile_patches.py).
 # Every step runs, whatever an earlier one gave, under its own time limit; OUT gets summary.json, the
 # console log and record.tgz (everything recorded).
 #   tests/device/gpu_check.sh OUT
@@ -168,11 +169,25 @@ SMOKE=roles/horovod_check/files/hvc_smoke.py
 step smoke 180 "$HVDRUN" -np 1 -H localhost:1 --gloo "$PY" "$SMOKE"
 # shellcheck disable=SC2086  # SIZES is a list of numbers
 step bench 300 "$HVDRUN" -np 1 -H localhost:1 --gloo "$PY" roles/horovod_check/files/hvc_allreduce_bench.py $SIZES
+# One rank's allreduce waits for Horovod's background cycle (HOROVOD_CYCLE_TIME, 1 ms by default): the same
+# benchmark with a tenth of it shows how much of a small allreduce's time that wait is.
+# shellcheck disable=SC2086
+step bench_cycle_0.1ms 300 env HOROVOD_CYCLE_TIME=0.1 "$HVDRUN" -np 1 -H localhost:1 --gloo "$PY" \
+  roles/horovod_check/files/hvc_allreduce_bench.py $SIZES
 # shellcheck disable=SC2086
 step torch_bench 300 "$PY" -m torch.distributed.run --standalone --nproc_per_node 1 \
   benchmarks/torch_allreduce_bench.py --backend "$([[ "$GPU" == 1 ]] && echo nccl || echo gloo)" $SIZES
-step two_ranks_one_gpu 120 "$HVDRUN" -np 2 -H localhost:2 --gloo "$PY" tests/device/rank_devices.py cuda,cuda
+step two_ranks_one_gpu 120 env NCCL_DEBUG=WARN "$HVDRUN" -np 2 -H localhost:2 --gloo "$PY" tests/device/rank_devices.py cuda,cuda
 
 # --- 4. a collective of a GPU rank and a CPU rank ------------------------------------------------------
 step mixed_device 120 "$HVDRUN" -np 2 -H localhost:2 --gloo "$PY" tests/device/rank_devices.py cuda,cpu
+
+# --- 5. the compiler patches with this host's compiler: horovod/common before and after them ------------
+SDIST="$WORK/horovod-0.28.1.tar.gz"
+if [[ -n "$WHEELS" ]]; then
+  SDIST="$WHEELS/horovod-0.28.1.tar.gz"
+else
+  "$PY" -m pip download -q --no-deps --no-binary=:all: -d "$WORK" horovod==0.28.1
+fi
+step compile_patches 300 "$PY" tests/compile_patches.py "$SDIST" --std c++17 c++20
 exit 0

@@ -50,6 +50,17 @@ def ranks(records: list) -> list:
     return sorted(records, key=lambda record: record["rank"])
 
 
+def compiled(text: str):
+    """tests/compile_patches.py's JSON, the units where the patches made a difference first."""
+    start = text.find("{")
+    if start < 0:
+        return None
+    result = json.loads(text[start:])
+    result["fixed"] = sorted(unit for unit, sides in result["units"].items()
+                             if sides["unpatched"]["exit"] != 0 and sides["patched"]["exit"] == 0)
+    return result
+
+
 def first(items: list):
     return items[0] if items else None
 
@@ -70,11 +81,13 @@ def summarize(record: pathlib.Path) -> dict:
         "check_build": check_build(record),
         "smoke": first(marked_lines(read(logs / "smoke.log"), "HVC_RESULT")),
         "horovod_bench": first(marked_lines(read(logs / "bench.log"), "HVC_RESULT")),
+        "horovod_bench_cycle_0.1ms": first(marked_lines(read(logs / "bench_cycle_0.1ms.log"), "HVC_RESULT")),
         "torch_bench": first(marked_lines(read(logs / "torch_bench.log"), "HVC_RESULT")),
         "two_ranks_one_gpu": ranks(marked_lines(shared, "HVC_ALLREDUCE")),
         "nccl_messages": [line for line in shared.splitlines() if re.search(r"(?i)nccl (warn|error)|duplicate gpu",
                                                                             line)][:5],
         "mixed_device": ranks(marked_lines(read(logs / "mixed_device.log"), "HVC_ALLREDUCE")),
+        "compile_patches": compiled(read(logs / "compile_patches.log")),
     }
 
 
