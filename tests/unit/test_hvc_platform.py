@@ -148,14 +148,9 @@ def test_gpu_facts_old_driver_without_compute_cap(fixture_text):
     assert gpu["compute_capabilities"] == [] and gpu["cuda_version"] == "11.4"
 
 
-def test_gpu_facts_driver_without_nvidia_smi(fixture_text):
-    """A host with the kernel module but no nvidia-smi (e.g. a minimal container host)."""
-    gpu = hp.build_gpu_facts(dev_nodes=["/dev/nvidia0"], proc_driver_present=True,
-                             proc_version_text=fixture_text("proc-driver-nvidia/version-open-580"),
-                             proc_gpu_models=[hp.parse_proc_gpu_information(
-                                 fixture_text("proc-driver-nvidia/gpu-information-a100"))])
-    assert (gpu["count"], gpu["names"], gpu["driver_version"], gpu["cuda_version"]) == \
-        (1, ["NVIDIA A100-SXM4-80GB"], "580.95.05", None)
+def test_proc_driver_version_of_the_proprietary_module(fixture_text):
+    """The open kernel module's text and a GPU's information file, recorded on a real host, are read in
+    test_recorded_gpu_host.py (a host with the kernel module and no nvidia-smi)."""
     assert hp.parse_proc_driver_version(fixture_text("proc-driver-nvidia/version-535")) == "535.129.03"
 
 
