@@ -56,6 +56,7 @@ def main() -> int:
     parser.add_argument("sdist", type=Path)
     parser.add_argument("--cxx", default="g++")
     parser.add_argument("--std", nargs="+", default=["c++17"])
+    parser.add_argument("--units", nargs="+", help="only these units (paths in the sdist), not all of horovod/common")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         with tarfile.open(args.sdist) as archive:
@@ -66,7 +67,7 @@ def main() -> int:
         for edits in patches().values():
             apply(patched, edits)
         version = subprocess.run([args.cxx, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
-        units = sorted(str(p.relative_to(plain)) for p in (plain / "horovod/common").glob("*.cc"))
+        units = args.units or sorted(str(p.relative_to(plain)) for p in (plain / "horovod/common").glob("*.cc"))
         jobs = [(std, unit, side, tree) for std in args.std for unit in units
                 for side, tree in (("unpatched", plain), ("patched", patched))]
         with ThreadPoolExecutor() as pool:
