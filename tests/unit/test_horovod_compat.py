@@ -103,12 +103,22 @@ def test_a_horovod_outside_the_matrix_is_untested_and_gets_no_patch():
         assert allowed["ok"] and allowed["build"] is None and allowed["cxx_standard"] is None
 
 
-def test_python_312_untested_refused_unless_allowed():
-    combo = dict(BASE, python="3.12.3")
+def test_python_313_untested_refused_unless_allowed():
+    combo = dict(BASE, python="3.13.5")
     got = horovod_compat_check(combo, MATRIX)
-    assert not got["ok"] and "with Python 3.12.3" in got["message"] and "distutils" in got["message"]
+    assert not got["ok"] and "with Python 3.13.5" in got["message"] and "distutils" in got["message"]
     allowed = horovod_compat_check(dict(combo, allow_untested=True), MATRIX)
-    assert allowed["ok"] and allowed["warnings"][0]["id"] == "python-3.12"
+    assert allowed["ok"] and allowed["warnings"][0]["id"] == "python-3.13"
+
+
+def test_python_312_builds_as_on_the_gpu_host():
+    """Python 3.12 built and ran on a real GPU host (tests/fixtures/device/h200-2026-11-27): no longer refused,
+    and that host's combination is known good."""
+    gpu_host = dict(BASE, python="3.12.3", pytorch="2.11.0+cu130", cuda="13.0", os="ubuntu24")
+    got = horovod_compat_check(gpu_host, MATRIX)
+    assert got["ok"] and got["known_good"] and got["warnings"] == [], got["message"]
+    assert horovod_compat_fixes(gpu_host, MATRIX) == ["cxx17"] + COMPILER_FIXES
+    assert horovod_compat_check(dict(BASE, python="3.12.3"), MATRIX)["ok"]
 
 
 def test_cmake4_needs_policy():
