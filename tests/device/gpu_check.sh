@@ -159,7 +159,7 @@ if gpu:
 json.dump(v, open(sys.argv[1], "w"), indent=1)
 EOF
 cp "$WORK/vars.json" "$REC/vars.json"
-step build 900 "$WORK/ctl/bin/ansible-playbook" -i "$WORK/hosts.yml" tests/device/build.yml -e "@$WORK/vars.json" -v
+step build 2400 "$WORK/ctl/bin/ansible-playbook" -i "$WORK/hosts.yml" tests/device/build.yml -e "@$WORK/vars.json" -v
 cp "$WORK"/build/build.log "$HOME"/.horovod/log/horovod-build-*.log "$REC/logs/" 2>/dev/null
 HVDRUN="$(dirname "$PY")/horovodrun"
 raw check-build "$HVDRUN" --check-build

@@ -13,8 +13,10 @@ import venv
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parents[2]
+DEFAULTS = yaml.safe_load((REPO / "roles/python_env/defaults/main.yml").read_text())
 TORCH = "torch==2.13.0"  # the role's tested pin (compatibility matrix known_good)
 
 pytestmark = pytest.mark.skipif(os.environ.get("HVC_SLOW") != "1",
@@ -27,13 +29,13 @@ def summary(tmp_path_factory):
     env_dir = work / "env"
     venv.create(env_dir, with_pip=True)
     python = env_dir / "bin" / "python"
-    index = ["--extra-index-url", "https://download.pytorch.org/whl/cpu"]
+    index = ["--extra-index-url", DEFAULTS["python_env_torch_cpu_index_url"]]  # as python_env gets a CPU torch
     subprocess.run([python, "-m", "pip", "install", "-q", TORCH, "numpy", *index], check=True)
     out = work / "out"
     env = dict(os.environ, HVC_PYTHON=str(python), HVC_HOST="cpu-check", HVC_SIZES="4096 1048576",
-               HVC_WORK=str(work / "scratch"), HVC_HOST_PYTHON=sys.executable, HVC_DEADLINE="1500")
+               HVC_WORK=str(work / "scratch"), HVC_HOST_PYTHON=sys.executable, HVC_DEADLINE="2400")
     done = subprocess.run(["bash", str(REPO / "tests/device/gpu_check.sh"), str(out)], env=env,
-                          capture_output=True, text=True, timeout=1800)
+                          capture_output=True, text=True, timeout=2700)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert (out / "record.tgz").stat().st_size > 0
     return json.loads((out / "summary.json").read_text())
