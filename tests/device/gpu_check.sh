@@ -140,22 +140,23 @@ if [[ "$GPU" == 1 ]]; then
   fi
   raw cuda-home ls -l "$CUDA_HOME_FOUND/" "$CUDA_HOME_FOUND/lib64/"
 fi
-"$PY" - "$WORK/vars.json" <<EOF
-import json, sys
-gpu = "$GPU" == "1"
-wheels = "$WHEELS"
-v = {"horovod_python": "$PY", "horovod_frameworks": ["pytorch"], "horovod_controllers": ["gloo"],
-     "horovod_gpu_operations": "NCCL" if gpu else "none",
-     "horovod_build_root": "$WORK/build", "horovod_artifacts_dir": "$WORK/wheels",
+# The role's variables, from the environment (no value is pasted into code).
+GPU="$GPU" WHEELS="$WHEELS" CUDA_HOME_FOUND="$CUDA_HOME_FOUND" CUDA_VERSION="$CUDA_VERSION" NCCL_HOME="$NCCL_HOME" \
+  "$PY" - "$WORK/vars.json" <<'EOF'
+import json, os, sys
+env = os.environ
+v = {"horovod_python": env["PY"], "horovod_frameworks": ["pytorch"], "horovod_controllers": ["gloo"],
+     "horovod_gpu_operations": "NCCL" if env["GPU"] == "1" else "none",
+     "horovod_build_root": env["WORK"] + "/build", "horovod_artifacts_dir": env["WORK"] + "/wheels",
      # the host's compilers and headers as they are: no package install (such a host often has no network)
      "cluster_rootless": True,
-     # Python 3.12 is 'untested' in the compatibility matrix: this run is what tests it
+     # the host's own torch and Python, whatever the compatibility matrix has tested: this run tests them
      "horovod_allow_untested": True}
-if wheels:
-    v["horovod_sdist_url"] = "file://" + wheels + "/horovod-0.28.1.tar.gz"
-if gpu:
-    v.update(horovod_cuda_home="$CUDA_HOME_FOUND", horovod_cuda_version="$CUDA_VERSION",
-             horovod_nccl_home="$NCCL_HOME", horovod_nccl_link="SHARED")
+if env["WHEELS"]:
+    v["horovod_sdist_url"] = "file://" + env["WHEELS"] + "/horovod-0.28.1.tar.gz"
+if env["GPU"] == "1":
+    v.update(horovod_cuda_home=env["CUDA_HOME_FOUND"], horovod_cuda_version=env["CUDA_VERSION"],
+             horovod_nccl_home=env["NCCL_HOME"], horovod_nccl_link="SHARED")
 json.dump(v, open(sys.argv[1], "w"), indent=1)
 EOF
 cp "$WORK/vars.json" "$REC/vars.json"
