@@ -323,12 +323,13 @@ class _Stop:
     def event(self, event: dict[str, Any]) -> None:
         if self.pid is None and event.get("pid"):
             self.pid = int(event["pid"])
+            if self.asked:  # the signal came before this first event, and ansible-runner's cancel no longer fires
+                _terminate(self.pid)
 
     def received(self, signum: int, frame: Any) -> None:
         self.asked = True
         if self.pid:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGTERM)
+            _terminate(self.pid)
 
     def cancel(self) -> bool:
         return self.asked and self.pid is None
@@ -349,6 +350,11 @@ class _Stop:
         finally:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
+
+
+def _terminate(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
 
 
 @contextlib.contextmanager
