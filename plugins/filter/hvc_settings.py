@@ -143,6 +143,9 @@ def type_error(value, spec):
 
 
 def _pattern_errors(host, name, value, pattern, form):
+    if isinstance(value, dict):  # a mapping's keys: environment variable names reach a shell unquoted
+        bad = [key for key in value if re.match(pattern, str(key)) is None]
+        return ["host %s: %s has the key %r; allowed: %s" % (host, name, bad[0], form)] if bad else []
     items = value if isinstance(value, (list, tuple)) else [value]
     bad = [item for item in items if not isinstance(item, (dict, list)) and re.match(pattern, str(item)) is None]
     if not bad:

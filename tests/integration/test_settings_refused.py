@@ -57,6 +57,9 @@ CASES = {
     "serial-word": ({"cluster_serial": "abc"}, ["cluster_serial is 'abc'", "a percentage 1%-100%"]),
     "serial-percent": ({"cluster_serial": "150%"}, ["cluster_serial is '150%'"]),
     "max-fail": ({"cluster_max_fail_percentage": "lots"}, ["cluster_max_fail_percentage is the string 'lots'"]),
+    # issue 45 item 6: ansible-core quotes environment values, not names: this one ran `touch` as root
+    "proxy-env-key": ({"proxy_env": {"X=1 touch /tmp/x;Y": "z"}},
+                      ["proxy_env has the key 'X=1 touch /tmp/x;Y'", "allowed: environment variable names"]),
     "rollout-smoke": ({"cluster_rollout_smoke": "sometimes"},
                       ["cluster_rollout_smoke is 'sometimes'", "allowed values: changed, always, never"]),
     "fast-path": ({"cluster_rollout_fast_path": "maybe"},
