@@ -1,0 +1,94 @@
+"""Issue 45 on the sandbox's real hosts (after the main job): one host's files make no other host trust a key,
+the cluster's private key reaches no output nor artifact under --diff, and a proxy variable's name runs nothing.
+
+Each test puts back what it changed (the planted file removed, the mesh key restored by its own rollout).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from horovod_cluster import Cluster
+
+ROOT = Path(__file__).resolve().parents[2]
+SANDBOX = ROOT / "inventories" / "sandbox"
+KNOWN_HOSTS = "/etc/ssh/ssh_known_hosts"  # the mesh's known-hosts file on Debian (ssh_mesh's default)
+PLANTED = "/etc/ssh/ssh_host_zz_key.pub"
+MESH_KEY = "/root/.ssh/id_horovod_cluster"
+CONTROLLER_KEY = Path.home() / ".cache/horovod-cluster/sandbox/ssh_mesh/id_horovod_cluster"  # group_vars/all/ssh_mesh.yml
+
+pytestmark = [
+    pytest.mark.sandbox,
+    pytest.mark.skipif(not (SANDBOX / "hosts.yml").is_file(), reason="sandbox not up (horovod-cluster sandbox up)"),
+]
+
+
+def _exec(host: str, *argv: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(["podman", "exec", "-i", host, *argv], input=stdin, capture_output=True, text=True,
+                          check=check)
+
+
+def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    """The CLI as a user runs it, its artifacts under tmp_path."""
+    env = {**os.environ, "HOROVOD_CLUSTER_ARTIFACTS": str(tmp_path / "runs")}
+    return subprocess.run([sys.executable, "-m", "horovod_cluster.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=900, cwd=tmp_path)
+
+
+def test_a_planted_host_key_line_reaches_no_other_host(tmp_path):
+    """hvc-node3's root adds a host key file whose second line trusts an attacker's key for every host: the
+    rollout refuses that host naming the file, and the other hosts still trust hvc-node3's real key only."""
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "attacker")], check=True)
+    attacker = " ".join((tmp_path / "attacker.pub").read_text().split()[:2])
+    real = _exec("hvc-node3", "cat", "/etc/ssh/ssh_host_ed25519_key.pub").stdout
+    _exec("hvc-node3", "tee", PLANTED, stdin=f"{real}* {attacker}\n")
+    try:
+        result = Cluster(SANDBOX, artifacts_dir=tmp_path / "runs").rollout(tags="ssh_mesh")
+    finally:
+        _exec("hvc-node3", "rm", "-f", PLANTED)
+    assert result.failed_hosts == ["hvc-node3"], result.to_json()
+    message = result.hosts["hvc-node3"].failure.message
+    assert f"{PLANTED} holds 2 lines; expected one line 'TYPE BASE64 [comment]'" in message, message
+    real_entry = " ".join(real.split()[:2])
+    for host in ("hvc-node1", "hvc-node2", "hvc-node3"):
+        known = _exec(host, "cat", KNOWN_HOSTS).stdout
+        assert attacker.split()[1] not in known, f"{host} trusts the planted key"
+        assert real_entry in known, f"{host} no longer trusts hvc-node3's real key (its record)"
+
+
+def test_the_mesh_key_reaches_no_output_nor_artifact_under_diff(tmp_path):
+    """With hvc-node2's copy of the cluster key gone, `rollout -t ssh_mesh -C -D -v` (the dry run) and then
+    `-D -v` (which puts it back) print nothing of it, and leave nothing of it in their artifacts."""
+    body = CONTROLLER_KEY.read_text().splitlines()[1]  # the first line of the key's base64
+    _exec("hvc-node2", "rm", "-f", MESH_KEY)
+    dry = _cli(tmp_path, "rollout", "-i", str(SANDBOX), "-t", "ssh_mesh", "-C", "-D", "-v", "--json", "-")
+    real = _cli(tmp_path, "rollout", "-i", str(SANDBOX), "-t", "ssh_mesh", "-D", "-v", "--json", "-")
+    assert real.returncode == 0, real.stderr[-3000:]
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    assert json.loads(real.stdout)["hosts"]["hvc-node2"]["changed"] >= 1
+    assert _exec("hvc-node2", "cat", MESH_KEY).stdout == CONTROLLER_KEY.read_text(), "the key is back"
+    leaks = [name for name, text in (("dry run output", dry.stdout + dry.stderr),
+                                     ("run output", real.stdout + real.stderr)) if "PRIVATE KEY" in text or body in text]
+    for path in (tmp_path / "runs").rglob("*"):
+        if path.is_file():
+            text = path.read_text(errors="replace")
+            if "PRIVATE KEY" in text or body in text:
+                leaks.append(str(path.relative_to(tmp_path)))
+    assert not leaks, f"the cluster's private key is in {leaks}"
+
+
+def test_a_proxy_variable_name_with_shell_text_is_refused(tmp_path):
+    """ansible-core quotes environment values, not names: this name ran `touch` as root on every host."""
+    pwned = "/tmp/hvc-proxy-pwned"
+    bad = {"proxy_env": {f"X=1 touch {pwned};Y": "z"}}
+    refused = _cli(tmp_path, "rollout", "-i", str(SANDBOX), "-e", json.dumps(bad), "--json", "-")
+    assert refused.returncode == 1, refused.stderr[-3000:]
+    hosts = json.loads(refused.stdout)["hosts"]
+    for host in ("hvc-node1", "hvc-node2", "hvc-node3"):
+        assert f"proxy_env has the key 'X=1 touch {pwned};Y'" in hosts[host]["failure"]["message"]
+        assert _exec(host, "test", "-e", pwned, check=False).returncode == 1, f"{pwned} was created on {host}"
