@@ -2,10 +2,10 @@
 from .cluster import Cluster, UsageError
 from .job import JobRefused, JobResult
 from .results import CheckReport, Finding, HostResult, PlanResult, RolloutResult, TaskFailure
-from .runner import InventoryError
+from .runner import InventoryBusy, InventoryError
 
 __version__ = "0.1.0"
 __all__ = [
-    "CheckReport", "Cluster", "Finding", "HostResult", "InventoryError", "JobRefused", "JobResult", "PlanResult",
-    "RolloutResult", "TaskFailure", "UsageError", "__version__",
+    "CheckReport", "Cluster", "Finding", "HostResult", "InventoryBusy", "InventoryError", "JobRefused", "JobResult",
+    "PlanResult", "RolloutResult", "TaskFailure", "UsageError", "__version__",
 ]

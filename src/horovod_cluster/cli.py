@@ -18,7 +18,7 @@ from .job import CONTROLLERS, JobRefused
 from .progress import LiveProgress, PlainProgress, TaskCounts
 from .render import render
 from .results import CheckReport, Result, RolloutResult, from_json
-from .runner import DEFAULT_KEEP, InventoryError
+from .runner import DEFAULT_KEEP, InventoryBusy, InventoryError
 from .sandbox import Sandbox, SandboxError
 
 LOG_WIDTH = 1000  # outside a terminal: wide enough that no table cell or message is cut
@@ -239,7 +239,7 @@ def _drive(opts: dict, playbook: str, action: Callable[[Cluster], Result], clust
             sys.exit(0 if rc == 0 else 1)
         with _progress(cluster, playbook, opts) as counts:
             result = action(cluster)
-    except (InventoryError, UsageError) as err:
+    except (InventoryError, InventoryBusy, UsageError) as err:
         raise InputError(str(err)) from None
     counts.learn(result if isinstance(result, RolloutResult) else result.run)
     _finish(result, opts)

@@ -5,6 +5,7 @@ come back only as runner events and the `set_stats` data the playbooks publish.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import hashlib
@@ -19,7 +20,8 @@ from .content import cache_dir, content_dir as default_content_dir
 from .job import (JobRefused, JobResult, OutputCallback, horovodrun_argv, interrupts_ignored, job_env, job_request,
                   launch_argv, new_job_id, only_hosts, placement, remote_command, stream)
 from .results import CheckReport, PlanResult, Result, RolloutResult, WheelhouseResult, from_json
-from .runner import DEFAULT_KEEP, AnsibleOptions, EventCallback, InventoryError, Runner, load_inventory
+from .runner import (DEFAULT_KEEP, AnsibleOptions, EventCallback, InventoryError, Runner, inventory_lock,
+                     load_inventory)
 from .slurm import allocation_hostfile
 
 # Saved results, in the artifacts folder (the last of any inventory: `report`/`retry` without -i)
@@ -232,8 +234,9 @@ class Cluster:
             if not 0 <= int(max_fail_percentage) <= 100:
                 raise UsageError(f"bad max_fail_percentage {max_fail_percentage!r}: expected 0-100")
             extravars["cluster_max_fail_percentage"] = int(max_fail_percentage)
-        run, stats = self._run(playbook, limit=limit, tags=_join(tags), skip_tags=_join(skip_tags),
-                               extravars=extravars, check=check, diff=diff)
+        with contextlib.nullcontext() if check else inventory_lock(self.runs_dir.name):
+            run, stats = self._run(playbook, limit=limit, tags=_join(tags), skip_tags=_join(skip_tags),
+                                   extravars=extravars, check=check, diff=diff)
         return self._remember(self._rollout(run, stats))
 
     def retry_failed(self) -> RolloutResult:
@@ -252,7 +255,8 @@ class Cluster:
         if not hosts:
             return RolloutResult(playbook=playbook, status="successful", rc=0, artifacts="",
                                  started=0.0, finished=0.0, options=run.options)
-        run, stats = self._run(playbook, limit=",".join(hosts), **options)
+        with contextlib.nullcontext() if options.get("check") else inventory_lock(self.runs_dir.name):
+            run, stats = self._run(playbook, limit=",".join(hosts), **options)
         return self._remember(self._rollout(run, stats))
 
     def check(self, smoke: bool = True, bench: bool = False, limit: str | None = None) -> CheckReport:

@@ -386,6 +386,32 @@ def _in_progress(folder: Path) -> Iterator[None]:
             (folder / RUN_LOCK).unlink(missing_ok=True)
 
 
+class InventoryBusy(RuntimeError):
+    """Another rollout on this inventory is running on this controller."""
+
+
+@contextlib.contextmanager
+def inventory_lock(name: str) -> Iterator[None]:
+    """One rollout per inventory (`name`: its runs folder's) on this controller at a time: two would remove
+    each other's build folder and fill the same wheel folders. The kernel releases the lock if the holder dies."""
+    folder = cache_dir() / "locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f"{name}.lock", "a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.seek(0)
+            raise InventoryBusy(f"another rollout on this inventory is running ({lock.read().strip() or 'starting'}); "
+                                "wait for it to end, or stop it") from None
+        lock.truncate(0)
+        lock.write(f"pid {os.getpid()} since {time.strftime('%Y-%m-%d %H:%M:%S')}")
+        lock.flush()
+        try:
+            yield
+        finally:
+            lock.truncate(0)
+
+
 def in_progress(folder: Path) -> bool:
     """Whether a run (of this or another process) is going on in this run folder."""
     try:

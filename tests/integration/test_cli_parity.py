@@ -172,6 +172,34 @@ def test_sigterm_stops_the_play_too(tmp_path):
     assert not _playbooks_naming(str(gate)), "ansible-playbook still runs after the rollout was stopped"
 
 
+def test_a_second_rollout_on_one_inventory_is_refused_while_the_first_runs(tmp_path):
+    """Issue 45 item 10: two rollouts on one inventory would remove each other's build folder and fill the same
+    wheel folders. The second is refused before it runs anything (even with its own artifacts folder); a dry run
+    (-C) is not; once the first has ended the next one runs."""
+    gate = tmp_path / "gate"
+    first = _cli_process(tmp_path, "rollout", "-i", INVENTORY, "-l", "hvc-node1", "-e", f"echo_wait_for={gate}")
+    try:
+        deadline = time.monotonic() + 120
+        while not _playbooks_naming(str(gate)):
+            assert first.poll() is None and time.monotonic() < deadline, first.communicate()
+            time.sleep(0.2)
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        second = _cli_process(elsewhere, "rollout", "-i", INVENTORY, "-l", "hvc-node1")
+        _, log = second.communicate(timeout=120)
+        assert second.returncode == 2, log
+        assert f"another rollout on this inventory is running (pid {first.pid} since " in log, log
+        assert not (elsewhere / "runs").exists() or not list((elsewhere / "runs").rglob("job_events")), "it ran"
+        dry = _cli_process(elsewhere, "rollout", "-i", INVENTORY, "-l", "hvc-node1", "-C")
+        assert dry.communicate(timeout=300)[1] and dry.returncode == 0
+    finally:
+        gate.touch()
+        first.communicate(timeout=300)
+    assert first.returncode == 0
+    after = _cli_process(tmp_path, "rollout", "-i", INVENTORY, "-l", "hvc-node1")
+    assert after.communicate(timeout=300) and after.returncode == 0
+
+
 def test_log_output_outside_a_terminal(tmp_path):
     """Plain lines per play and host, each failure with its message, heartbeats, whole tables."""
     run = _cli_process(tmp_path, "rollout", "-i", INVENTORY, "-e", "echo_sleep=3", "-e", FAIL_NODE2, "--json", "-",
@@ -218,7 +246,8 @@ def test_a_run_in_progress_is_never_rotated_away(cli, tmp_path):
         time.sleep(0.2)
 
     try:
-        quick = cli("rollout", "-i", INVENTORY, "-l", "hvc-node2", "--keep", "1")
+        # a dry run: a second real rollout on this inventory is refused while the slow one runs
+        quick = cli("rollout", "-i", INVENTORY, "-l", "hvc-node2", "--keep", "1", "-C")
         assert quick.exit_code == 0, quick.output
         assert slow.poll() is None, "the slow run ended before the gate opened"
         assert busy[0].is_dir(), "the quick run kept the slow one's folder"
