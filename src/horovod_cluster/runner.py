@@ -61,10 +61,10 @@ class AnsibleOptions:
     verbosity: int = 0
     user: str | None = None
     become: bool = False
-    become_password: str | None = None  # answers --ask-become-pass
+    become_password: str | None = field(default=None, repr=False)  # answers --ask-become-pass
     private_key: str | Path | None = None
     vault_password_files: Sequence[str | Path] = ()
-    vault_password: str | None = None  # answers --ask-vault-pass
+    vault_password: str | None = field(default=None, repr=False)  # answers --ask-vault-pass
 
     def __post_init__(self) -> None:
         self.extra_vars = tuple(absolute_at(v) for v in self.extra_vars)
@@ -258,6 +258,7 @@ class Runner:
         # Sortable and unique enough per controller; ansible-runner rotates by mtime.
         ident = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}-{time.monotonic_ns() % 10**6:06d}"
         folder = self.artifacts_dir / ident
+        run_env = {**ansible_env(self.content), **(envvars or {})}
         with _in_progress(folder), stop.handling():
             self.rotate(keep=self.keep)  # this run's folder counts, and is not removed
             started = time.time()
@@ -271,7 +272,7 @@ class Runner:
                 tags=tags,
                 skip_tags=skip_tags,
                 extravars=extravars or {},
-                envvars={**ansible_env(self.content), **(envvars or {})},
+                envvars=run_env,
                 cmdline=shlex.join([*options.cmdline(), *flags, *listing]) or None,
                 passwords=options.passwords(),
                 suppress_env_files=True,  # no env/ files: passwords stay in memory, extra vars go on the command line
@@ -286,6 +287,7 @@ class Runner:
                 cancel_callback=stop.cancel,
                 quiet=True,
             )
+        _keep_own_env_only(Path(result.config.artifact_dir) / "command", run_env)
         if stop.asked:  # the play was stopped; the interruption goes on to the caller
             _end_strays(result.config.artifact_dir)
             raise KeyboardInterrupt
@@ -351,6 +353,21 @@ class _Stop:
         finally:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
+
+
+def _keep_own_env_only(command: Path, own: dict[str, str]) -> None:
+    """ansible-runner records the whole environment ansible-playbook ran with in artifacts/<id>/command, and
+    the artifacts of the last runs are kept: the controller's own variables (CI tokens, proxy credentials) are
+    reduced to their names; the ones this package set stay whole."""
+    with contextlib.suppress(OSError, ValueError):
+        recorded = json.loads(command.read_text())
+        env = recorded.get("env") or {}
+        recorded["env"] = {name: value for name, value in env.items() if name in own}
+        recorded["env_inherited"] = sorted(name for name in env if name not in own)
+        staging = command.with_name(".command.new")
+        staging.write_text(json.dumps(recorded))
+        staging.chmod(0o600)
+        staging.replace(command)
 
 
 def _end_strays(artifact_dir: str) -> None:

@@ -165,3 +165,19 @@ def test_bad_input_is_refused_before_running(tmp_path):
     with pytest.raises(UsageError, match="serial"):
         cluster.rollout(serial="0")
     assert not [p for p in tmp_path.iterdir() if p.is_dir()], "nothing ran"
+
+
+def test_no_secret_of_the_controller_is_kept_in_the_artifacts(tmp_path, monkeypatch):
+    """Issue 45 item 7: ansible-runner records ansible-playbook's whole environment in artifacts/<id>/command,
+    and the last runs' artifacts are kept: a CI token in the controller's environment stays out of them (its
+    name is kept); the variables this package sets stay whole. The passwords are not in the options' repr."""
+    monkeypatch.setenv("HVC_TEST_CI_TOKEN", "tok-5ecret-123")
+    cluster = make(tmp_path, become_password="become-5ecret", vault_password="vault-5ecret")
+    result = cluster.rollout(limit="local1")
+    assert result.hosts["local1"].failed == 0, result.to_json()
+    leaks = [str(p) for p in tmp_path.rglob("*") if p.is_file() and b"5ecret" in p.read_bytes()]
+    assert not leaks, leaks
+    recorded = json.loads((Path(result.artifacts) / "command").read_text())
+    assert "HVC_TEST_CI_TOKEN" in recorded["env_inherited"] and "HVC_TEST_CI_TOKEN" not in recorded["env"]
+    assert recorded["env"]["ANSIBLE_CONFIG"] == str(CONTENT / "ansible.cfg")
+    assert "5ecret" not in repr(cluster.options) and "5ecret" not in repr(cluster)
