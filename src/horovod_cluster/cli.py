@@ -386,7 +386,7 @@ def run(command: tuple[str, ...], np: int | None, controller: str, copy: tuple[P
     except (InventoryError, UsageError, JobRefused) as err:
         raise InputError(str(err)) from None
     console.print(f"job {job['id']}: {job['np']} ranks ({job['controller']}) from {job['launcher']} "
-                  f"in {job['workdir']}")
+                  f"in {job['workdir']}", markup=False)
     # Ctrl-C stops the job's ranks on every host, even where SIGINT came in ignored (a background
     # job of a script); a CI runner cancels with SIGTERM: the same then.
     for signum in (signal.SIGINT, signal.SIGTERM):

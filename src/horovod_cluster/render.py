@@ -1,14 +1,36 @@
 """Summary tables of results for the terminal (rich)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from .results import CheckReport, PlanResult, Result, RolloutResult, WheelhouseResult, smoke_results
 
 _STYLE = {"ok": "green", "changed": "yellow", "failed": "bold red", "unreachable": "bold red"}
+
+
+# Host names, task names, messages and versions come from the hosts and the saved results: printed as text,
+# never as rich markup (a host "[/x]" was a traceback), their control characters shown as \xNN (an escape
+# sequence would reach the terminal).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _visible(value: object) -> str:
+    return _CONTROL.sub(lambda found: "\\x%02x" % ord(found.group()), str(value))
+
+
+def _safe(value: object) -> str:
+    """A value to put inside markup."""
+    return escape(_visible(value))
+
+
+def _cells(*values: object) -> list[Text]:
+    return [Text(_visible(value)) for value in values]
 
 
 def render(result: Result, console: Console) -> None:
@@ -28,31 +50,31 @@ def render(result: Result, console: Console) -> None:
 
 def _run(run: RolloutResult, console: Console) -> None:
     if not run.hosts and not run.error:
-        console.print(f"{run.playbook}: no host ran")
+        console.print(f"{run.playbook}: no host ran", markup=False)
         return
-    table = Table(title=f"{run.playbook}  ({run.duration:.1f} s)", title_justify="left")
+    table = Table(title=Text(_visible(f"{run.playbook}  ({run.duration:.1f} s)")), title_justify="left")
     for column in ("host", "status", "ok", "changed", "failed", "unreachable", "skipped", "time"):
         table.add_column(column, justify="left" if column in ("host", "status") else "right")
     for host in sorted(run.hosts.values(), key=lambda h: h.name):
         style = _STYLE.get(host.status, "")
-        table.add_row(host.name, f"[{style}]{host.status}[/]", str(host.ok), str(host.changed),
-                      str(host.failed), str(host.unreachable), str(host.skipped),
-                      f"{host.duration:.1f}s")
+        table.add_row(Text(_visible(host.name)), Text(host.status, style=style),
+                      *_cells(host.ok, host.changed, host.failed, host.unreachable, host.skipped,
+                              f"{host.duration:.1f}s"))
     console.print(table)
-    console.print(f"artifacts: {run.artifacts or '-'}", highlight=False, soft_wrap=True)  # a path whole
+    console.print(f"artifacts: {run.artifacts or '-'}", markup=False, highlight=False, soft_wrap=True)  # a path whole
     # Messages go below the table: they are long and must stay readable on a narrow CI log.
     for host in sorted(run.hosts.values(), key=lambda h: h.name):
         for warning in host.warnings:
-            console.print(f"[bold yellow]WARNING[/] {host.name}: ", end="")
-            console.print(warning, markup=False, highlight=False)
+            console.print(f"[bold yellow]WARNING[/] {_safe(host.name)}: ", end="")
+            console.print(_visible(warning), markup=False, highlight=False)
     for host in sorted(run.hosts.values(), key=lambda h: h.name):
         if host.failure:
-            console.print(f"[bold red]{host.name}[/] {host.status} at task [bold]{host.failure.task}[/]"
-                          f" (play {host.failure.play}):")
-            console.print("  " + host.failure.message, markup=False, highlight=False)
+            console.print(f"[bold red]{_safe(host.name)}[/] {host.status} at task [bold]"
+                          f"{_safe(host.failure.task)}[/] (play {_safe(host.failure.play)}):")
+            console.print("  " + _visible(host.failure.message), markup=False, highlight=False)
     if run.error:
         console.print(f"[bold red]the run failed[/] (rc {run.rc}):")
-        console.print(run.error, markup=False, highlight=False)
+        console.print(_visible(run.error), markup=False, highlight=False)
 
 
 def _plan(result: PlanResult, console: Console) -> None:
@@ -60,8 +82,7 @@ def _plan(result: PlanResult, console: Console) -> None:
     for host, roles in sorted(result.hosts.items()):
         for role, plan in sorted(roles.items()):
             plan = plan if isinstance(plan, dict) else {"action": str(plan)}
-            table.add_row(host, role, str(plan.get("action", "")), str(plan.get("method", "")),
-                          str(plan.get("reason", "")))
+            table.add_row(*_cells(host, role, plan.get("action", ""), plan.get("method", ""), plan.get("reason", "")))
     console.print(table)
 
 
@@ -69,8 +90,8 @@ def _wheelhouse(result: WheelhouseResult, console: Console) -> None:
     """One row per wheel set (folder name); the folders they live in are printed whole below."""
     table = Table("wheel set", "torch", "wheels", "hosts", title="controller wheelhouse", title_justify="left")
     for folder, entry in sorted(result.sets.items()):
-        table.add_row(Path(folder).name or "(none)", entry["requirement"] or "-", str(entry["wheels"]),
-                      ", ".join(entry["hosts"]))
+        table.add_row(*_cells(Path(folder).name or "(none)", entry["requirement"] or "-", entry["wheels"],
+                              ", ".join(entry["hosts"])))
     console.print(table)
     for parent in sorted({str(Path(folder).parent) for folder in result.sets if folder}):
         console.print(f"wheelhouse: {parent}", markup=False, highlight=False, soft_wrap=True)
@@ -81,17 +102,17 @@ def _check(report: CheckReport, console: Console) -> None:
                   title="check (- = not installed)", title_justify="left")
     for name, host in sorted(report.hosts.items()):
         versions = host.get("versions", {})
-        cells = [str(versions.get(k) or "-") for k in ("python", "torch", "horovod", "mpirun", "cmake")]
-        health = "[red]problems[/]" if host.get("problems") else "[green]healthy[/]"
-        table.add_row(name, f"{host.get('os', '')} {host.get('arch', '')}", *cells, health)
+        cells = _cells(*(versions.get(k) or "-" for k in ("python", "torch", "horovod", "mpirun", "cmake")))
+        health = Text("problems", style="red") if host.get("problems") else Text("healthy", style="green")
+        table.add_row(*_cells(name, f"{host.get('os', '')} {host.get('arch', '')}"), *cells, health)
     console.print(table)
     # Long texts below the table, one per line, so a narrow CI log keeps them whole.
     for name, host in sorted(report.hosts.items()):
         for problem in host.get("problems", []):
-            console.print(f"[red]problem[/] {name}: {problem}")
+            console.print(f"[red]problem[/] {_safe(name)}: {_safe(problem)}")
     for finding in report.findings:
         label = "[yellow]warning[/]" if finding.severity == "warning" else "[bold red]finding[/]"
-        console.print(f"{label} {finding.message}", highlight=False)
+        console.print(f"{label} {_safe(finding.message)}", highlight=False)
     _smoke(report.smoke_results, console)
     if report.bandwidth is not None:
         _bandwidth(report.bandwidth, console)
@@ -103,13 +124,14 @@ def _settled(settled: dict | None, console: Console) -> None:
         return
     if settled.get("settled"):
         console.print("settled: nothing changed since the last rollout, no role ran (cluster_rollout_fast_path)",
-                      highlight=False)
+                      markup=False, highlight=False)
         return
     reasons: dict[str, list[str]] = {}
     for host, reason in sorted((settled.get("hosts") or {}).items()):
         reasons.setdefault(reason, []).append(host)
     lines = [f"{reason} ({', '.join(hosts)})" for reason, hosts in reasons.items()]
-    console.print(f"settled: no, every role ran: {'; '.join(lines) or 'no host answered'}", highlight=False)
+    console.print(_visible(f"settled: no, every role ran: {'; '.join(lines) or 'no host answered'}"), markup=False,
+                  highlight=False)
 
 
 def _smoke(results: dict[str, dict], console: Console) -> None:
@@ -121,9 +143,9 @@ def _smoke(results: dict[str, dict], console: Console) -> None:
         else:
             detail = result.get("reason") or result.get("error") or ""
         label = "smoke" if name == "smoke" else f"smoke {name}"  # the summary form {status, reason}
-        console.print(f"{label}: {verdict} {detail}", highlight=False)
+        console.print(_visible(f"{label}: {verdict} {detail}"), markup=False, highlight=False)
         if result.get("command") and not result.get("ok"):
-            console.print(f"  command: {result['command']}", markup=False, highlight=False)
+            console.print(_visible(f"  command: {result['command']}"), markup=False, highlight=False)
 
 
 def _bandwidth(bandwidth: dict, console: Console) -> None:
@@ -131,19 +153,20 @@ def _bandwidth(bandwidth: dict, console: Console) -> None:
     allreduce = bandwidth.get("allreduce") or {}
     if allreduce.get("rows"):
         table = Table("size (B)", "time (us)", "algbw (GB/s)", "busbw (GB/s)",
-                      title=f"allreduce: {allreduce.get('size')} ranks, {allreduce.get('algorithm')}",
+                      title=Text(f"allreduce: {allreduce.get('size')} ranks, {allreduce.get('algorithm')}"),
                       title_justify="left")
         for row in allreduce["rows"]:
-            table.add_row(str(row["bytes"]), f"{row['seconds'] * 1e6:.1f}", f"{row['algbw_GBps']:.4f}",
-                          f"{row['busbw_GBps']:.4f}")
+            table.add_row(*_cells(row["bytes"], f"{row['seconds'] * 1e6:.1f}", f"{row['algbw_GBps']:.4f}",
+                                  f"{row['busbw_GBps']:.4f}"))
         console.print(table)
     elif bandwidth.get("status") or allreduce.get("error") or bandwidth.get("error"):
         reason = bandwidth.get("reason") or allreduce.get("error") or bandwidth.get("error")
-        console.print(f"allreduce bandwidth: not measured: {reason}", highlight=False)
+        console.print(_visible(f"allreduce bandwidth: not measured: {reason}"), markup=False, highlight=False)
     link = bandwidth.get("link") or {}
     if link.get("GBps"):
-        console.print(f"link {link['from']} -> {link['to']} (iperf3): {link['GBps']:.3f} GB/s", highlight=False)
+        console.print(f"link {link['from']} -> {link['to']} (iperf3): {link['GBps']:.3f} GB/s", markup=False,
+                      highlight=False)
     elif link.get("error"):
-        console.print(f"link bandwidth: {link['error']}", highlight=False)
+        console.print(_visible(f"link bandwidth: {link['error']}"), markup=False, highlight=False)
     if bandwidth.get("busbw_over_link") is not None:
         console.print(f"best busbw / link bandwidth: {bandwidth['busbw_over_link']:.3f}", highlight=False)

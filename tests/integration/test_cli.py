@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from horovod_cluster.cli import main
-from horovod_cluster.results import from_json
+from horovod_cluster.results import TaskFailure, from_json
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "api"
 
@@ -83,6 +83,24 @@ def test_report_writes_html_of_a_saved_check(cli, tmp_path):
     refused = cli("report", "--from", str(rollout), "--html", str(tmp_path / "r.html"))
     assert refused.exit_code == 2 and "--html is for check results" in refused.output
     assert not (tmp_path / "r.html").exists()
+
+
+def test_report_prints_host_text_as_text(cli, tmp_path):
+    """Issue 45: a host string "[/x]" in a saved result was a rich markup traceback in `report --from`, and an
+    escape sequence a host reported reached the terminal. Both are shown as they are, as text."""
+    saved = Path(__file__).resolve().parent.parent / "fixtures" / "check" / "sandbox-check.json"
+    hostile = "node[/x][bold]\\u001b[31m"  # JSON text: the host name holds ESC [ 3 1 m
+    (tmp_path / "check.json").write_text(saved.read_text().replace("hvc-node3", hostile))
+    run = cli("report", "--from", str(tmp_path / "check.json"))
+    assert run.exit_code == 0, run.output
+    assert "node[/x][bold]\\x1b[31m" in run.output.replace("\n", "") and "\x1b" not in run.output
+    rollout = from_json((tmp_path / "check.json").read_text()).run
+    host = rollout.hosts["node[/x][bold]\x1b[31m"]
+    host.failed, host.failure = 1, TaskFailure(task="[red]task[/x]", play="p[/]", message="msg [/x]\x1b[2J")
+    (tmp_path / "rollout.json").write_text(rollout.to_json())
+    failed = cli("report", "--from", str(tmp_path / "rollout.json"))
+    assert "Traceback" not in failed.output and "\x1b" not in failed.output, failed.output
+    assert "at task [red]task[/x] (play p[/])" in failed.output and "msg [/x]\\x1b[2J" in failed.output
 
 
 @pytest.mark.parametrize("args, message", [
