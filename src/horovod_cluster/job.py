@@ -30,7 +30,7 @@ _MPI_TAG = re.compile(r"(\[\d+,(\d+)\]<(stdout|stderr)>:)")
 _EXIT_CODE = re.compile(r"^\s*Exit code:\s*(-?\d+)\s*$")
 _SSH_TYPES = ("ssh", "smart", "paramiko", "paramiko_ssh", "ansible.builtin.ssh", "ansible.builtin.paramiko_ssh")
 _LOCAL_TYPES = ("local", "ansible.builtin.local")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ENV_NAME = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")  # \Z: `$` would accept a trailing newline
 _HOSTFILE_LINE = re.compile(r"^\s*([^#\s]+)(?:\s+slots\s*=\s*(\d+))?")
 
 

@@ -112,6 +112,7 @@ def test_launch_locally_and_refuse_other_connections():
     (["1BAD=x"], "'1BAD' is not a variable name"),
     (["A B=x"], "'A B' is not a variable name"),
     ({"X;Y": "1"}, "'X;Y' is not a variable name"),
+    ({"X\n": "1"}, "'X\\n' is not a variable name"),  # a trailing newline (`$` let it through)
 ])
 def test_bad_variable_names_are_refused(env, message):
     with pytest.raises(JobRefused, match=re.escape(message)):
