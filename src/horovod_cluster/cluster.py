@@ -247,10 +247,7 @@ class Cluster:
         run = self.last_rollout or self.load(LAST_ROLLOUT)
         if not isinstance(run, RolloutResult):
             raise UsageError("nothing to retry: no previous run in " + str(self.runs_dir))
-        options = dict(run.options)
-        playbook = options.pop("playbook", run.playbook)
-        options.pop("limit", None)
-        options.pop("inventory", None)  # this cluster's inventory is used
+        playbook, options = self._retry_options(run)
         hosts = run.failed_hosts
         if not hosts:
             return RolloutResult(playbook=playbook, status="successful", rc=0, artifacts="",
@@ -258,6 +255,28 @@ class Cluster:
         with contextlib.nullcontext() if options.get("check") else inventory_lock(self.runs_dir.name):
             run, stats = self._run(playbook, limit=",".join(hosts), **options)
         return self._remember(self._rollout(run, stats))
+
+    def _retry_options(self, run: RolloutResult) -> tuple[str, dict[str, Any]]:
+        """The saved run's playbook and options, as far as a rollout sets them: the saved JSON is a file of the
+        artifacts folder, and whoever can write it must not choose a playbook, environment variables or extra
+        vars that run with this user's passwords. The playbook must be one of the content folder's."""
+        saved = dict(run.options)
+        playbook = str(saved.get("playbook", run.playbook))
+        path = (self.content_dir / playbook).resolve()
+        if Path(playbook).is_absolute() or not path.is_file() or not path.is_relative_to(self.content_dir):
+            raise UsageError(f"the saved run's playbook {playbook!r} is not a playbook of the content folder "
+                             f"{self.content_dir}: retry runs only those")
+        options = {key: saved[key] for key in ("tags", "skip_tags") if isinstance(saved.get(key), str)}
+        options.update({key: saved[key] for key in ("check", "diff") if isinstance(saved.get(key), bool)})
+        rollout_vars = (saved.get("extravars") or {}) if isinstance(saved.get("extravars"), dict) else {}
+        extravars = {}
+        if "cluster_serial" in rollout_vars:
+            serial = rollout_vars["cluster_serial"]
+            extravars["cluster_serial"] = check_serial(",".join(map(str, serial)) if isinstance(serial, list)
+                                                       else serial)
+        if isinstance(rollout_vars.get("cluster_max_fail_percentage"), int):
+            extravars["cluster_max_fail_percentage"] = min(max(rollout_vars["cluster_max_fail_percentage"], 0), 100)
+        return playbook, {**options, "extravars": extravars}
 
     def check(self, smoke: bool = True, bench: bool = False, limit: str | None = None) -> CheckReport:
         """Health, versions and consistency of every host (check.yml publishes `hvc_check`)."""

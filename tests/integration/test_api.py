@@ -181,3 +181,36 @@ def test_no_secret_of_the_controller_is_kept_in_the_artifacts(tmp_path, monkeypa
     assert "HVC_TEST_CI_TOKEN" in recorded["env_inherited"] and "HVC_TEST_CI_TOKEN" not in recorded["env"]
     assert recorded["env"]["ANSIBLE_CONFIG"] == str(CONTENT / "ansible.cfg")
     assert "5ecret" not in repr(cluster.options) and "5ecret" not in repr(cluster)
+
+
+def test_retry_takes_no_playbook_env_or_vars_from_the_saved_run(tmp_path):
+    """Issue 45 item 14: the saved last-rollout.json is a file of the artifacts folder; whoever can write it must
+    not choose what `retry` runs with the user's passwords: a playbook outside the content folder is refused,
+    saved environment variables and extra vars other than a rollout's own are dropped."""
+    cluster = make(tmp_path)
+    first = cluster.rollout(limit="local1,local2", serial=1)
+    assert first.failed_hosts == ["local2"], first.to_json()
+    saved_path = cluster.runs_dir / "last-rollout.json"
+    saved = json.loads(saved_path.read_text())
+    evil = tmp_path / "evil.yml"
+    evil.write_text("- hosts: all\n  tasks: [{ansible.builtin.file: {path: " + str(tmp_path / "pwned") + ", "
+                    "state: touch}}]\n")
+    saved["options"].update(envvars={"ANSIBLE_CALLBACK_PLUGINS": str(tmp_path)},
+                            extravars={"cluster_serial": ["1", "50%"], "ansible_ssh_common_args": "-o ProxyCommand=x"})
+    saved_path.write_text(json.dumps(saved))
+    fresh = make(tmp_path)  # another process: only the saved file
+    retried = fresh.retry_failed()
+    assert set(retried.hosts) == {"local2"}
+    command = json.loads((Path(retried.artifacts) / "command").read_text())["command"]
+    assert "ProxyCommand" not in json.dumps(command) and retried.options["extravars"] == {
+        "cluster_serial": ["1", "50%"]}
+    assert "ANSIBLE_CALLBACK_PLUGINS" not in json.dumps(retried.options)
+    saved["options"]["playbook"] = str(evil)
+    saved_path.write_text(json.dumps(saved))
+    with pytest.raises(UsageError, match="is not a playbook of the content folder"):
+        make(tmp_path).retry_failed()
+    saved["options"]["playbook"] = "../" * 12 + str(evil)
+    saved_path.write_text(json.dumps(saved))
+    with pytest.raises(UsageError, match="is not a playbook of the content folder"):
+        make(tmp_path).retry_failed()
+    assert not (tmp_path / "pwned").exists()
