@@ -68,7 +68,7 @@ else
   side_log="$(mktemp -t hvc-sandbox-lane.XXXXXX.log)"
   sandbox_lane() {
     STAGE_TIMES=()
-    stage pytest pytest -q -m "not sandbox"
+    stage pytest pytest -q -m "not sandbox" --durations=15
     if ((sandbox)); then
       stage wait-for-caches wait_for "$caches_ready"
       stage sandbox-run bash scripts/sandbox-run.sh
