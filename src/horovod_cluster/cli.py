@@ -14,7 +14,7 @@ from rich.table import Table
 
 from .cluster import LAST_ROLLOUT, LAST_RUN, Cluster, UsageError, check_serial, default_artifacts_dir, load_saved
 from .content import content_dir
-from .job import CONTROLLERS, JobRefused
+from .job import CONTROLLERS, STOP_SIGNALS, JobRefused
 from .progress import LiveProgress, PlainProgress, TaskCounts
 from .render import render
 from .results import CheckReport, Result, RolloutResult, from_json
@@ -388,8 +388,8 @@ def run(command: tuple[str, ...], np: int | None, controller: str, copy: tuple[P
     console.print(f"job {job['id']}: {job['np']} ranks ({job['controller']}) from {job['launcher']} "
                   f"in {job['workdir']}", markup=False)
     # Ctrl-C stops the job's ranks on every host, even where SIGINT came in ignored (a background
-    # job of a script); a CI runner cancels with SIGTERM: the same then.
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    # job of a script); a CI runner cancels with SIGTERM, a closed terminal sends SIGHUP: the same then.
+    for signum in STOP_SIGNALS:
         signal.signal(signum, signal.default_int_handler)
     json_file = opts.get("json_file")
     to_stderr = str(json_file) == "-"  # stdout then carries the JSON alone

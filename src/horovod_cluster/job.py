@@ -218,17 +218,23 @@ class RankLines:
         return 128 - self.rank_exit if self.rank_exit < 0 else self.rank_exit
 
 
+# How a job is stopped: Ctrl-C, a CI runner's cancel, a closed terminal.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 @contextlib.contextmanager
 def interrupts_ignored() -> Iterator[None]:
-    """Ignore Ctrl-C while the job is being stopped (a second Ctrl-C must not leave ranks running)."""
+    """Ignore Ctrl-C (and SIGTERM, SIGHUP) while the job is being stopped: a second one must not leave ranks
+    running."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    previous = {signum: signal.signal(signum, signal.SIG_IGN) for signum in STOP_SIGNALS}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def stream(argv: Sequence[str], on_output: OutputCallback) -> int:

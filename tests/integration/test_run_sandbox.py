@@ -94,7 +94,9 @@ def test_inside_a_slurm_allocation_its_nodes_and_tasks_are_the_job():
         ("0", "2", "hvc-node1"), ("1", "2", "hvc-node2")], run.stdout
 
 
-def test_ctrl_c_stops_every_rank_on_every_host():
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGHUP], ids=["ctrl-c", "terminal-closed"])
+def test_ctrl_c_stops_every_rank_on_every_host(signum):
+    """Ctrl-C, and a closed terminal (SIGHUP; issue 45 item 14: it left the ranks running)."""
     hosts = Cluster(SANDBOX).hosts()
     exe = shutil.which("horovod-cluster")
     proc = subprocess.Popen(
@@ -111,7 +113,7 @@ def test_ctrl_c_stops_every_rank_on_every_host():
     assert job_id, "".join(lines)
     running = {host: job_processes(host, job_id) for host in hosts}
     assert all(running.values()), running  # ranks on every host before the interrupt
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     rest, _ = proc.communicate(timeout=300)
     assert proc.returncode == 130, "".join(lines) + rest
     assert "interrupted" in rest
