@@ -175,6 +175,16 @@ def check_homebrew(host, platform, require_homebrew):
             "installed" % host]
 
 
+def check_dpkg(host, platform, rootless):
+    """An interrupted dpkg fails every apt task after it ("dpkg was interrupted"): refused before any change.
+    A rootless host installs no package, so its dpkg state is not the cluster's business."""
+    if not platform.get("dpkg_interrupted") or (rootless or {}).get("enabled"):
+        return []
+    return ["host %s: dpkg was interrupted (a package operation stopped half-way: files are left in "
+            "/var/lib/dpkg/updates), so every apt task would fail; run `sudo dpkg --configure -a` on %s, then "
+            "roll out again" % (host, host)]
+
+
 def check_armv7l_torch(host, platform, torch):
     """32-bit Raspberry Pi OS (armv7l): PyTorch publishes no wheels for it, so a host that needs torch is refused
     unless the wheelhouse holds a torch wheel of the user's own for armv7l (python_env then installs that one)."""
@@ -267,6 +277,7 @@ def preflight_errors(platform, host, checks):
     errors += check_version_requirement(host, "preflight_min_python_version", checks.get("min_python_version"),
                                         platform.get("python_version") or "0", "the host's Python")
     errors += check_homebrew(host, platform, checks.get("require_homebrew"))
+    errors += check_dpkg(host, platform, checks.get("rootless"))
     errors += check_choices(host, checks.get("choices"), checks.get("values"))
     errors += check_gpu_options(host, platform, checks.get("gpu_options"), checks.get("values"),
                                 checks.get("gpu_build_host"), checks.get("gpu_required"))

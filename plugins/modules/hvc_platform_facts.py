@@ -45,6 +45,10 @@ options:
     description: Seconds before a hanging nvidia-smi (a wedged driver) is given up.
     type: int
     default: 30
+  dpkg_updates_path:
+    description: dpkg's journal of a package operation in progress; files left there mean dpkg was interrupted.
+    type: path
+    default: /var/lib/dpkg/updates
 author: horovod-cluster
 """
 
@@ -62,11 +66,14 @@ ansible_facts:
   description: C(hvc_platform) with os_id (ubuntu/debian/raspios/macos), os_version,
     os_version_major, os_family (debian/darwin), arch (x86_64/aarch64/armv7l), kernel_arch,
     is_raspberry_pi, device_model, gpu (present, count, names, driver_version, cuda_version,
-    compute_capabilities, cuda_archs, devices), has_nvidia_gpu, cores, python_version, homebrew.
+    compute_capabilities, cuda_archs, devices), has_nvidia_gpu, cores, python_version, homebrew,
+    dpkg_interrupted (true when dpkg's journal holds files: an install stopped half-way).
   returned: always
   type: dict
 """
 
+import errno
+import fcntl
 import os
 import platform
 import struct
@@ -131,6 +138,24 @@ def detect_gpu(module):
                            smi_query_rows=rows)
 
 
+def dpkg_interrupted(updates_path):
+    """apt's own test (files named by digits left in dpkg's journal folder), unless dpkg holds its lock right
+    now: then it is running (unattended-upgrades), not interrupted, and the apt tasks wait for it."""
+    try:
+        if not any(name.isdigit() for name in os.listdir(updates_path)):
+            return False
+    except OSError:
+        return False
+    try:
+        with open(os.path.join(os.path.dirname(updates_path.rstrip("/")), "lock"), "r+b") as lock:
+            fcntl.lockf(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released when closed
+    except (BlockingIOError, PermissionError) as err:
+        return not isinstance(err, BlockingIOError)  # held: running; not ours to open: the files decide
+    except OSError as err:
+        return err.errno not in (errno.EACCES, errno.EAGAIN)
+    return True
+
+
 def usable_cores():
     try:  # respects a container's or a job's CPU set, unlike cpu_count()
         return len(os.sched_getaffinity(0))
@@ -148,6 +173,7 @@ def main():
             proc_driver_nvidia_path=dict(type="path", default="/proc/driver/nvidia"),
             nvidia_smi=dict(type="str", default="nvidia-smi"),
             nvidia_smi_timeout=dict(type="int", default=30),
+            dpkg_updates_path=dict(type="path", default="/var/lib/dpkg/updates"),
         ),
         supports_check_mode=True,
     )
@@ -171,6 +197,7 @@ def main():
         cores=usable_cores(), cores_total=os.cpu_count(),
         python_version=platform.python_version(), python_executable=sys.executable,
         brew_path=brew)
+    facts["dpkg_interrupted"] = dpkg_interrupted(params["dpkg_updates_path"])
     module.exit_json(changed=False, ansible_facts={"hvc_platform": facts})
 
 

@@ -141,3 +141,13 @@ def test_armv7l_with_its_own_torch_wheel_or_without_torch_passes():
     assert pf.preflight_errors(platform(**PI32), "pi02", checks(armv7l_torch=dict(TORCH, wanted=False))) == []
     # the 64-bit OS on the same board needs no wheel of its own (PyPI has aarch64 torch)
     assert pf.preflight_errors(platform(**dict(PI32, arch="aarch64")), "pi02", checks(armv7l_torch=TORCH)) == []
+
+
+def test_interrupted_dpkg_is_refused_naming_the_repair_but_not_on_a_rootless_host():
+    interrupted = platform(dpkg_interrupted=True)
+    errors = pf.preflight_errors(interrupted, "h", checks())
+    assert errors == ["host h: dpkg was interrupted (a package operation stopped half-way: files are left in "
+                      "/var/lib/dpkg/updates), so every apt task would fail; run `sudo dpkg --configure -a` on h, "
+                      "then roll out again"]
+    assert pf.preflight_errors(interrupted, "h", checks(rootless={"enabled": True})) == []
+    assert pf.preflight_errors(platform(dpkg_interrupted=False), "h", checks()) == []
