@@ -3,6 +3,7 @@
 Step 1, per host: `horovod_host_state(state, options)` ->
     {"platform_key": str, "needs": bool, "build_candidate": bool, "reason": str}
   state:   {"platform_key": str, "installed": "0.28.1" | None, "marker": {...} | {}, "cached_wheels": [paths],
+            "rejected_wheels": [{"path", "reason"}] (cached wheels that failed their check: horovod_wheels.py),
             "damaged": [installed files that differ from the wheel's RECORD]}
   options: {"force_rebuild": bool, "share_wheels": bool}
   A host needs horovod when it is not installed, its marker names another platform key (or is
@@ -53,7 +54,8 @@ def horovod_host_state(state: dict, options: dict | None = None) -> dict:
     needs = force or not installed or marker.get("platform_key") != key or bool(damaged)
     cached = list(state.get("cached_wheels") or []) if share else []
     build_candidate = bool(needs and (force or not cached or not share))
-    return {"platform_key": key, "needs": bool(needs), "build_candidate": build_candidate, "reason": reason}
+    return {"platform_key": key, "needs": bool(needs), "build_candidate": build_candidate, "reason": reason,
+            "rejected_wheels": list(state.get("rejected_wheels") or []) if share else []}
 
 
 def horovod_builders(peers: list) -> dict:
@@ -71,7 +73,8 @@ def horovod_plan(me: dict, builders: dict, options: dict | None = None) -> dict:
     source = options.get("source", "pypi")
     key = me["platform_key"]
     host = me["host"]
-    plan = {"platform_key": key, "reason": me.get("reason", "")}
+    # the cached wheels of this key that may not be installed: named in the plan, replaced by its builder
+    plan = {"platform_key": key, "reason": me.get("reason", ""), "rejected_wheels": list(me.get("rejected_wheels") or [])}
     if not me.get("needs"):
         plan.update(action="none", method="marker_matches", builder="")
         return plan

@@ -67,7 +67,7 @@ ansible_facts:
     os_version_major, os_family (debian/darwin), arch (x86_64/aarch64/armv7l), kernel_arch,
     is_raspberry_pi, device_model, gpu (present, count, names, driver_version, cuda_version,
     compute_capabilities, cuda_archs, devices), has_nvidia_gpu, cores, python_version, homebrew,
-    dpkg_interrupted (true when dpkg's journal holds files: an install stopped half-way).
+    dpkg_interrupted (true when dpkg's journal holds files, as after an install stopped half-way).
   returned: always
   type: dict
 """

@@ -31,7 +31,16 @@ def test_torch_pin_change_rebuilds_once():
     plans = decide({"b": changed, "a": changed, "c": changed})
     assert [h for h, p in plans.items() if p["action"] == "build"] == ["a"]
     assert plans["b"] == {"platform_key": new_key, "action": "install_wheel", "method": "wheel_from_builder",
-                          "builder": "a", "reason": f"platform key changed from {KEY}"}
+                          "builder": "a", "reason": f"platform key changed from {KEY}", "rejected_wheels": []}
+
+
+def test_a_rejected_cached_wheel_is_built_again_and_named_in_the_plan():
+    rejected = [{"path": f"/cache/wheels/{KEY}/horovod-0.28.1-cp311-cp311-linux_x86_64.whl",
+                 "reason": "no manifest, and not a whole zip archive (File is not a zip file)"}]
+    fresh = dict(DONE, installed=None, marker={}, cached_wheels=[], rejected_wheels=rejected)
+    plans = decide({"a": fresh, "b": fresh})
+    assert plans["a"]["action"] == "build" and plans["b"]["method"] == "wheel_from_builder"
+    assert plans["a"]["rejected_wheels"] == rejected
 
 
 def test_changed_installed_file_reinstalls_the_cached_wheel():
