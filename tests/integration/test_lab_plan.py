@@ -92,7 +92,7 @@ def test_lab_gpu_host_key_names_cuda_sms_nccl_and_the_mpi_it_builds(lab):
     assert plan["openmpi"]["method"] == "distro"
     # Linux hosts: system paths, created as root (the lab's ansible_become: true)
     assert (plan["python_env"]["env_path"], plan["python_env"]["become"]) == ("/opt/conda/envs/horovod", True)
-    assert (horovod["build_root"], horovod["log_dir"], horovod["become"]) == ("/var/tmp/horovod-build", "/var/log", True)
+    assert (horovod["build_root"], horovod["log_dir"], horovod["become"]) == ("/opt/horovod/build", "/var/log", True)
 
 
 def test_lab_mac_plans_into_its_users_home_without_become(lab):

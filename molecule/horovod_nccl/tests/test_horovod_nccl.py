@@ -46,4 +46,4 @@ def test_marker_key_names_cuda_and_nccl(host):
 
 
 def test_no_build_leftovers(host):
-    assert not host.file("/var/tmp/horovod-build").exists
+    assert not host.file("/opt/horovod/build").exists
