@@ -137,16 +137,18 @@ def horovodrun_argv(job: Mapping[str, Any], command: Sequence[str]) -> list[str]
 
 
 def remote_command(job: Mapping[str, Any], command: Sequence[str]) -> str:
-    """The shell line the launcher runs: in the job folder, with the environment's bin first on
-    PATH (so `python` is the environment's), unbuffered output, the user's variables and the job
-    marker last (so nothing overrides it); each value quoted. horovodrun hands them to every rank."""
+    """The shell line the launcher runs: in the job folder, with ssh_mesh's ssh that keeps host key checking
+    on (horovodrun's Gloo launcher turns it off) and then the environment's bin first on PATH (so `python` is
+    the environment's), unbuffered output, the user's variables and the job marker last (so nothing
+    overrides it); each value quoted. horovodrun hands them to every rank."""
     env = {"PYTHONUNBUFFERED": "1",
            # Open MPI refuses root unless told; the sandbox and many labs run as root.
            "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
            **job.get("env", {}), "HVC_JOB_ID": job["id"]}
     assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
     argv = " ".join(shlex.quote(a) for a in horovodrun_argv(job, command))
-    return (f"cd {shlex.quote(job['workdir'])} && PATH={shlex.quote(job['bin'])}:\"$PATH\" "
+    path = f"{shlex.quote(job['ssh_dir'])}:{shlex.quote(job['bin'])}"
+    return (f"cd {shlex.quote(job['workdir'])} && PATH={path}:\"$PATH\" "
             f"exec env {assignments} {argv}")
 
 

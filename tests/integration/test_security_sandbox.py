@@ -1,5 +1,6 @@
 """Issue 45 on the sandbox's real hosts (after the main job): one host's files make no other host trust a key,
-the cluster's private key reaches no output nor artifact under --diff, and a proxy variable's name runs nothing.
+the cluster's private key reaches no output nor artifact under --diff, a proxy variable's name runs nothing, and
+`run` starts no rank where a host's key changed, with Gloo (whose launcher turns host key checking off) as with MPI.
 
 Each test puts back what it changed (the planted file removed, the mesh key restored by its own rollout).
 """
@@ -92,3 +93,35 @@ def test_a_proxy_variable_name_with_shell_text_is_refused(tmp_path):
     for host in ("hvc-node1", "hvc-node2", "hvc-node3"):
         assert f"proxy_env has the key 'X=1 touch {pwned};Y'" in hosts[host]["failure"]["message"]
         assert _exec(host, "test", "-e", pwned, check=False).returncode == 1, f"{pwned} was created on {host}"
+
+
+@pytest.fixture(scope="module")
+def rekeyed_host():
+    """hvc-node2 with new SSH host keys that the mesh never learnt (the controller's own connection is told
+    the new key, so that Ansible still reaches it); the old keys are put back after the module's tests."""
+    host = "hvc-node2"
+    controller_known = Path.home() / ".cache/horovod-cluster/sandbox/known_hosts"
+    before = controller_known.read_text()
+    _exec(host, "sh", "-c", "mkdir -p /root/hostkeys.saved && cp -a /etc/ssh/ssh_host_* /root/hostkeys.saved/ && "
+                            "rm /etc/ssh/ssh_host_* && ssh-keygen -A && systemctl restart ssh")
+    address = _exec(host, "hostname", "-I").stdout.split()[0]
+    new_key = " ".join(_exec(host, "cat", "/etc/ssh/ssh_host_ed25519_key.pub").stdout.split()[:2])
+    controller_known.write_text(before + f"{address} {new_key}\n")
+    try:
+        yield host
+    finally:
+        _exec(host, "sh", "-c", "cp -a /root/hostkeys.saved/ssh_host_* /etc/ssh/ && rm -r /root/hostkeys.saved && "
+                                "systemctl restart ssh")
+        controller_known.write_text(before)
+
+
+@pytest.mark.parametrize("controller", ["gloo", "mpi"])
+def test_run_refuses_a_host_whose_host_key_changed(rekeyed_host, controller, tmp_path):
+    """horovodrun's Gloo launcher passes -o StrictHostKeyChecking=no; run puts ssh_mesh's ssh first on its PATH,
+    which keeps the checking on: no rank starts on the rekeyed host (nor anywhere), with Gloo as with MPI."""
+    run = _cli(tmp_path, "run", "-i", str(SANDBOX), "--controller", controller, "--",
+               "python", "-c", "import socket; print('rank ' + 'ran on', socket.gethostname())")
+    output = run.stdout + run.stderr
+    assert run.returncode != 0, output
+    assert "Host key verification failed" in output, output
+    assert "rank ran on" not in output, output

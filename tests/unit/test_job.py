@@ -75,7 +75,7 @@ def test_hostfile_slots_reads_what_horovodrun_reads():
 
 JOB = {"id": "20261124-010203-ab12cd34", "launcher": "hvc-node1", "controller": "gloo", "np": 2,
        "placement": "hvc-node1:2", "horovodrun": "/opt/horovod/venv/bin/horovodrun", "bin": "/opt/horovod/venv/bin",
-       "workdir": "/root/.cache/horovod-cluster/jobs/x", "env": {"HVC_JOB_ID": "override", "NCCL_DEBUG": "INFO"},
+       "ssh_dir": "/opt/horovod/libexec/strict-ssh", "workdir": "/root/.cache/horovod-cluster/jobs/x", "env": {"HVC_JOB_ID": "override", "NCCL_DEBUG": "INFO"},
        "connection": {"type": "ssh", "host": "10.89.0.20", "port": 2222, "user": "root", "private_key": "/k",
                       "ssh_args": "-o UserKnownHostsFile=/kh -o StrictHostKeyChecking=yes "}}
 
@@ -84,6 +84,8 @@ def test_the_remote_command_quotes_every_value():
     hostile = ["python", "train.py", "--name", "x; touch /tmp/pwned", "$(id)"]
     words = shlex.split(remote_command(JOB, hostile))
     assert words[:3] == ["cd", JOB["workdir"], "&&"]
+    # ssh_mesh's ssh (host key checking kept on) before the environment's bin, for horovodrun's Gloo launcher
+    assert words[3] == "PATH=/opt/horovod/libexec/strict-ssh:/opt/horovod/venv/bin:$PATH"
     assert words[-len(hostile):] == hostile
     assert words[-len(hostile) - 5:-len(hostile)] == ["--gloo", "-np", "2", "-H", "hvc-node1:2"]
     assert "NCCL_DEBUG=INFO" in words
