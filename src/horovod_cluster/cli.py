@@ -363,17 +363,19 @@ def report(source: Path | None, **opts) -> None:
 @click.option("--env", "env", multiple=True, metavar="NAME=VALUE",
               help="a variable for every rank, e.g. HOROVOD_GLOO_TIMEOUT_SECONDS=120 (repeatable)")
 @click.option("-l", "--limit", help="check and stage only these hosts (any ansible pattern)")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help="stop every rank on every host when the job runs longer (exit 124) [default: no limit]")
 @job_options
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def run(command: tuple[str, ...], np: int | None, controller: str, copy: tuple[Path, ...], workdir: str | None,
-        hostfile: Path | None, env: tuple[str, ...], limit: str | None, **opts) -> None:
+        hostfile: Path | None, env: tuple[str, ...], limit: str | None, timeout: float | None, **opts) -> None:
     """Run a training command on every slot of the rolled-out cluster and stream its output.
 
     horovodrun starts on the launcher (the first host) with the rollout's hostfile and Python
     environment (`python` is the environment's), in a job folder that exists on every host;
     each output line carries its rank ("[3]<stdout>:"). Exits with the job's exit code; 2 when
     it did not start (a host not rolled out, hosts that disagree: nothing runs then); 130 after
-    Ctrl-C, which stops every rank on every host.
+    Ctrl-C, which stops every rank on every host; 124 when --timeout came first, which does the same.
 
     Example: horovod-cluster run --copy train.py -- python train.py --epochs 3
     """
@@ -393,10 +395,11 @@ def run(command: tuple[str, ...], np: int | None, controller: str, copy: tuple[P
         signal.signal(signum, signal.default_int_handler)
     json_file = opts.get("json_file")
     to_stderr = str(json_file) == "-"  # stdout then carries the JSON alone
-    result = cluster.launch(job, on_output=lambda line: click.echo(line, err=to_stderr))
-    if result.interrupted:
+    result = cluster.launch(job, on_output=lambda line: click.echo(line, err=to_stderr), timeout=timeout)
+    if result.interrupted or result.timed_out:
         stopped = ", ".join(f"{h} {n}" for h, n in sorted(result.stopped.items()))
-        console.print(f"job {result.job_id}: interrupted; processes stopped per host: {stopped or 'none left'}")
+        why = "interrupted" if result.interrupted else f"ran longer than --timeout {timeout:g} s"
+        console.print(f"job {result.job_id}: {why}; processes stopped per host: {stopped or 'none left'}")
     else:
         console.print(f"job {result.job_id}: exit {result.rc} after {result.duration:.0f} s")
     if json_file is not None:

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from .content import cache_dir, content_dir as default_content_dir
-from .job import (JobRefused, JobResult, OutputCallback, horovodrun_argv, interrupts_ignored, job_env, job_request,
-                  launch_argv, new_job_id, only_hosts, placement, remote_command, stream)
+from .job import (JobRefused, JobResult, JobTimeout, OutputCallback, horovodrun_argv, interrupts_ignored, job_env,
+                  job_request, launch_argv, new_job_id, only_hosts, placement, remote_command, stream)
 from .results import CheckReport, PlanResult, Result, RolloutResult, WheelhouseResult, from_json
 from .runner import (DEFAULT_KEEP, AnsibleOptions, EventCallback, InventoryError, Runner, inventory_lock,
                      load_inventory)
@@ -288,13 +288,14 @@ class Cluster:
     def run(self, command: Sequence[str], *, np: int | None = None, controller: str = "gloo",
             copy: Sequence[str | Path] = (), workdir: str | None = None, hostfile: str | Path | None = None,
             env: Mapping[str, str] | Sequence[str] | None = None, limit: str | None = None,
-            on_output: OutputCallback | None = None) -> JobResult:
+            on_output: OutputCallback | None = None, timeout: float | None = None) -> JobResult:
         """Run a training command on every slot of the cluster with horovodrun, e.g.
         `cluster.run(["python", "train.py"], copy=["train.py"], controller="mpi")`; its exit code
         is the result's `rc`. See `stage` for the arguments; `on_output` gets each output line
-        ("[rank]<stdout>:..."; default: print). Ctrl-C stops every process of the job on every host."""
+        ("[rank]<stdout>:..."; default: print). Ctrl-C stops every process of the job on every host, and
+        so does `timeout` (seconds) when the job runs longer (rc 124, as `timeout` gives)."""
         return self.launch(self.stage(command, np=np, controller=controller, copy=copy, workdir=workdir,
-                                      hostfile=hostfile, env=env, limit=limit), on_output)
+                                      hostfile=hostfile, env=env, limit=limit), on_output, timeout)
 
     def stage(self, command: Sequence[str], *, np: int | None = None, controller: str = "gloo",
               copy: Sequence[str | Path] = (), workdir: str | None = None, hostfile: str | Path | None = None,
@@ -327,20 +328,23 @@ class Cluster:
         ranks, hosts = placement(world, np)
         return {**job, "np": ranks, "placement": hosts, "command": list(command), "env": variables}
 
-    def launch(self, job: Mapping[str, Any], on_output: OutputCallback | None = None) -> JobResult:
-        """Start a staged job on its launcher and stream its output until it ends."""
+    def launch(self, job: Mapping[str, Any], on_output: OutputCallback | None = None,
+               timeout: float | None = None) -> JobResult:
+        """Start a staged job on its launcher and stream its output until it ends (or `timeout` seconds)."""
         argv = launch_argv(job, remote_command(job, job["command"]), self.options.user, self.options.private_key)
-        started, stopped, interrupted = time.time(), {}, False
+        started, stopped, interrupted, timed_out = time.time(), {}, False, False
         try:
-            rc = stream(argv, on_output or print)
-        except KeyboardInterrupt:
-            interrupted, rc = True, 130
+            rc = stream(argv, on_output or print, timeout)
+        except (KeyboardInterrupt, JobTimeout) as stop:
+            interrupted, timed_out = isinstance(stop, KeyboardInterrupt), isinstance(stop, JobTimeout)
+            rc = 130 if interrupted else 124
             with interrupts_ignored():
                 stopped = self.stop_job(job["id"], hosts=job["hosts"])
         return JobResult(job_id=job["id"], rc=rc, launcher=job["launcher"], hosts=list(job["hosts"]),
                          controller=job["controller"], np=int(job["np"]), workdir=job["workdir"],
                          command=horovodrun_argv(job, job["command"]),
-                         started=started, finished=time.time(), interrupted=interrupted, stopped=stopped)
+                         started=started, finished=time.time(), interrupted=interrupted, timed_out=timed_out,
+                         stopped=stopped)
 
     def stop_job(self, job_id: str, hosts: Sequence[str] | None = None) -> dict[str, int]:
         """Stop every process of a job on these hosts (default: all); {host: processes stopped}."""

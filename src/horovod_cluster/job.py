@@ -41,7 +41,7 @@ class JobRefused(RuntimeError):
 
 @dataclass
 class JobResult:
-    """How a job ended. `rc` is horovodrun's exit code (130 after an interrupt)."""
+    """How a job ended. `rc` is horovodrun's exit code (130 after an interrupt, 124 after its timeout)."""
 
     job_id: str
     rc: int
@@ -54,7 +54,8 @@ class JobResult:
     started: float
     finished: float
     interrupted: bool = False
-    stopped: dict[str, int] = field(default_factory=dict)  # host -> processes stopped after an interrupt
+    timed_out: bool = False  # stopped when the run's timeout came
+    stopped: dict[str, int] = field(default_factory=dict)  # host -> processes stopped after an interrupt or timeout
 
     @property
     def ok(self) -> bool:
@@ -174,6 +175,9 @@ def launch_argv(job: Mapping[str, Any], remote: str, user: str | None = None,
     if login:
         argv += ["-l", str(login)]
     argv += shlex.split(conn.get("ssh_args") or "")
+    # After the inventory's own options (ssh keeps the first value): a launcher that stops answering ends the
+    # job's ssh within 2 minutes, instead of run waiting on a dead connection forever.
+    argv += ["-o", "ServerAliveInterval=30", "-o", "ServerAliveCountMax=4"]
     return [*argv, "--", str(conn["host"]), remote]
 
 
@@ -239,15 +243,24 @@ def interrupts_ignored() -> Iterator[None]:
             signal.signal(signum, handler)
 
 
-def stream(argv: Sequence[str], on_output: OutputCallback) -> int:
+class JobTimeout(Exception):
+    """The job ran longer than its timeout (raised by `stream` once the launch process has ended)."""
+
+
+def stream(argv: Sequence[str], on_output: OutputCallback, timeout: float | None = None) -> int:
     """Run horovodrun's `argv`, hand each rank's output line (stdout and stderr) to `on_output`, return
     the job's exit code (RankLines.exit_code). On KeyboardInterrupt the process is ended (SIGTERM,
-    then SIGKILL) before the interrupt goes on."""
+    then SIGKILL) before the interrupt goes on; after `timeout` seconds it is ended and JobTimeout raised."""
     # Its own session: a Ctrl-C in the terminal reaches this process only, which stops the job in order.
     proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, errors="replace", bufsize=1,
                             start_new_session=True)
     lines = RankLines()
+    expired = threading.Event()
+    timer = threading.Timer(timeout, lambda: (expired.set(), proc.terminate())) if timeout else None
+    if timer:
+        timer.daemon = True
+        timer.start()
     try:
         assert proc.stdout is not None
         for raw in proc.stdout:
@@ -255,7 +268,10 @@ def stream(argv: Sequence[str], on_output: OutputCallback) -> int:
                 on_output(line)
         for line in lines.flush():
             on_output(line)
-        return lines.exit_code(proc.wait())
+        rc = proc.wait()
+        if expired.is_set():
+            raise JobTimeout(f"the job ran longer than its timeout of {timeout:g} s")
+        return lines.exit_code(rc)
     except BaseException:
         proc.terminate()
         try:
@@ -264,6 +280,9 @@ def stream(argv: Sequence[str], on_output: OutputCallback) -> int:
             proc.kill()
             proc.wait()
         raise
+    finally:
+        if timer:
+            timer.cancel()
 
 
 __all__ = ["JobRefused", "JobResult", "CONTROLLERS"]

@@ -1,7 +1,7 @@
 """`horovod-cluster run` on the rolled-out sandbox (issue 17): the project's example training script
 across every slot of the 3 hosts with both controllers (the loss goes down, every rank ends with the
-same weights), a failing script's own exit code, Ctrl-C leaving no process of the job on any host,
-and a refusal, before anything starts, when a host is not rolled out.
+same weights), a failing script's own exit code, Ctrl-C and --timeout leaving no process of the job on any
+host, and a refusal, before anything starts, when a host is not rolled out.
 
 The CLI runs as a real subprocess (its exit code and output are what a user sees).
 """
@@ -118,6 +118,21 @@ def test_ctrl_c_stops_every_rank_on_every_host(signum):
     assert proc.returncode == 130, "".join(lines) + rest
     assert "interrupted" in rest
     assert {host: job_processes(host, job_id) for host in hosts} == dict.fromkeys(hosts, 0)
+    assert not any(on_host(host, "pgrep -f 'time.sleep\\(900\\)' || true").split() for host in hosts)
+
+
+def test_a_timeout_stops_every_rank_on_every_host(tmp_path):
+    """--timeout (issue 45 item 14: run had none): the ranks still running then are stopped on every host, exit 124."""
+    hosts = Cluster(SANDBOX).hosts()
+    run = cli("--timeout", "45", "--json", str(tmp_path / "job.json"), "--", "python", "-c",
+              "import time; print('ready', flush=True); time.sleep(900)")
+    out = run.stdout + run.stderr
+    assert run.returncode == 124, out
+    job = json.loads((tmp_path / "job.json").read_text())
+    assert job["timed_out"] and not job["interrupted"] and job["rc"] == 124, job
+    assert sum("<stdout>:ready" in line for line in run.stdout.splitlines()) == job["np"], out  # every rank started
+    assert "ran longer than --timeout 45 s; processes stopped per host" in " ".join(out.split()), out
+    assert {host: job_processes(host, job["job_id"]) for host in hosts} == dict.fromkeys(hosts, 0)
     assert not any(on_host(host, "pgrep -f 'time.sleep\\(900\\)' || true").split() for host in hosts)
 
 

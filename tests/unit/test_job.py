@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from horovod_cluster.job import (JobRefused, RankLines, hostfile_slots, job_env, job_request, launch_argv, only_hosts,
-                                 placement, remote_command)
+from horovod_cluster.job import (JobRefused, JobTimeout, RankLines, hostfile_slots, job_env, job_request, launch_argv,
+                                 only_hosts, placement, remote_command, stream)
+
+KEEPALIVE = ["-o", "ServerAliveInterval=30", "-o", "ServerAliveCountMax=4"]
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "horovodrun"
 SANDBOX_HOSTFILE = "# written by the hostfile role\nhvc-node1 slots=2\nhvc-node2 slots=2\nhvc-node3 slots=2\n"
@@ -95,13 +97,30 @@ def test_the_remote_command_quotes_every_value():
 def test_launch_over_ssh_uses_the_inventory_connection():
     argv = launch_argv(JOB, "REMOTE")
     assert argv == ["ssh", "-o", "BatchMode=yes", "-p", "2222", "-i", "/k", "-l", "root",
-                    "-o", "UserKnownHostsFile=/kh", "-o", "StrictHostKeyChecking=yes", "--", "10.89.0.20", "REMOTE"]
+                    "-o", "UserKnownHostsFile=/kh", "-o", "StrictHostKeyChecking=yes", *KEEPALIVE,
+                    "--", "10.89.0.20", "REMOTE"]
+    # the inventory's own keepalive comes first, so it wins (ssh keeps an option's first value)
+    job = {**JOB, "connection": {**JOB["connection"], "ssh_args": "-o ServerAliveInterval=5"}}
+    argv = launch_argv(job, "REMOTE")
+    assert argv.index("ServerAliveInterval=5") < argv.index("ServerAliveInterval=30")
 
 
 def test_launch_falls_back_to_the_cli_user_and_key():
     job = {**JOB, "connection": {"type": "ssh", "host": "h"}}
     assert launch_argv(job, "R", user="alice", private_key="/a") == [
-        "ssh", "-o", "BatchMode=yes", "-i", "/a", "-l", "alice", "--", "h", "R"]
+        "ssh", "-o", "BatchMode=yes", "-i", "/a", "-l", "alice", *KEEPALIVE, "--", "h", "R"]
+
+
+def test_a_timeout_ends_the_launch_and_says_so(tmp_path):
+    """The launch process (here a local one that prints a rank line, then waits) is ended when the timeout
+    comes; the caller then stops the job on every host (Cluster.launch)."""
+    pid_file = tmp_path / "pid"
+    lines: list[str] = []
+    with pytest.raises(JobTimeout, match="longer than its timeout of 1 s"):
+        stream(["sh", "-c", f"echo $$ > {pid_file}; echo '[0]<stdout>:started'; exec sleep 60"], lines.append, 1)
+    assert lines == ["[0]<stdout>:started"]
+    assert not Path(f"/proc/{pid_file.read_text().strip()}").exists(), "the launch process was ended"
+    assert stream(["sh", "-c", "echo '[0]<stdout>:done'"], lines.append, 30) == 0, "a job within its time"
 
 
 def test_launch_locally_and_refuse_other_connections():
