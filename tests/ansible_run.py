@@ -53,6 +53,14 @@ def ansible_playbook(args, env: dict | None = None, timeout: int = 600) -> subpr
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
+def module_env() -> dict[str, str]:
+    """The environment for `ansible localhost -m <module>` over this checkout's modules, its JSON on stdout."""
+    return dict(os.environ, ANSIBLE_LIBRARY=str(REPO / "plugins/modules"),
+                ANSIBLE_MODULE_UTILS=str(REPO / "plugins/module_utils"),
+                ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_STDOUT_CALLBACK="json",
+                ANSIBLE_CACHE_PLUGIN="memory", ANSIBLE_PYTHON_INTERPRETER=sys.executable)
+
+
 @dataclass
 class Run:
     """A run read through the ansible.posix.json callback: stats, per-task results, set_stats."""

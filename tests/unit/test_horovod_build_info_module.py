@@ -1,12 +1,13 @@
 """horovod_build_info run by Ansible itself against a fake interpreter that prints check-build fixtures."""
 import json
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from ansible_run import module_env
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "check_build"
@@ -22,10 +23,7 @@ def run_module(tmp_path, fixture, args):
         # the import probe (-c "...find_spec('horovod')...") succeeds; check-build prints the fixture
         f"case \"$*\" in *--check-build*) cat '{FIXTURES / fixture}';; esac\nexit 0\n")
     fake.chmod(0o755)
-    env = dict(os.environ, ANSIBLE_LIBRARY=str(REPO / "plugins/modules"),
-               ANSIBLE_MODULE_UTILS=str(REPO / "plugins/module_utils"),
-               ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_STDOUT_CALLBACK="json",
-               ANSIBLE_CACHE_PLUGIN="memory", ANSIBLE_PYTHON_INTERPRETER=sys.executable)
+    env = module_env()
     proc = subprocess.run(
         [ANSIBLE, "localhost", "-c", "local", "-i", "localhost,", "--check", "-m", "horovod_build_info",
          "-a", json.dumps(dict(args, python=str(fake)))],

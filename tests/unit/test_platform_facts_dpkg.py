@@ -1,12 +1,13 @@
 """hvc_platform_facts' dpkg_interrupted, run by Ansible itself over a dpkg journal folder of the test's own."""
 import json
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from ansible_run import module_env
 
 REPO = Path(__file__).resolve().parents[2]
 ANSIBLE = shutil.which("ansible") or str(Path(sys.executable).parent / "ansible")
@@ -15,10 +16,7 @@ pytestmark = pytest.mark.skipif(not Path(ANSIBLE).exists(), reason="ansible CLI 
 
 
 def dpkg_interrupted(updates: Path) -> bool:
-    env = dict(os.environ, ANSIBLE_LIBRARY=str(REPO / "plugins/modules"),
-               ANSIBLE_MODULE_UTILS=str(REPO / "plugins/module_utils"),
-               ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_STDOUT_CALLBACK="json",
-               ANSIBLE_CACHE_PLUGIN="memory", ANSIBLE_PYTHON_INTERPRETER=sys.executable)
+    env = module_env()
     proc = subprocess.run(
         [ANSIBLE, "localhost", "-c", "local", "-i", "localhost,", "--check", "-m", "hvc_platform_facts",
          "-a", json.dumps({"dpkg_updates_path": str(updates), "nvidia_smi": "/nonexistent/nvidia-smi"})],
