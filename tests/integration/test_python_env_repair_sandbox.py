@@ -26,7 +26,9 @@ def _exec(host: str, *argv: str, check: bool = True) -> subprocess.CompletedProc
 
 def test_a_venv_without_its_pip_is_completed(tmp_path):
     host = "hvc-node3"
-    _exec(host, "sh", "-c", f"rm -f {VENV}/bin/pip {VENV}/bin/pip3 {VENV}/bin/pip3.*")
+    # What `python -m venv` leaves when stopped before its ensurepip step: the interpreter, no pip at all.
+    _exec(host, "sh", "-c", f"rm -rf {VENV}/bin/pip {VENV}/bin/pip3 {VENV}/bin/pip3.* "
+                            f"{VENV}/lib/python3*/site-packages/pip {VENV}/lib/python3*/site-packages/pip-*.dist-info")
     result = Cluster(SANDBOX, artifacts_dir=tmp_path / "runs").rollout(limit=host, tags="python_env")
     assert result.ok, result.to_json()
     assert _exec(host, f"{VENV}/bin/pip", "--version").stdout.startswith("pip "), "pip is back"
