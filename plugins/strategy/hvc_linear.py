@@ -32,14 +32,18 @@ description:
     forked worker; everything else forks as usual.
   - While it runs, a Jinja template compiled once is kept and rendered again for the next host (ansible-core
     compiles every template string at each render).
-  - On an ansible-core whose internals differ from 2.19's it behaves exactly as C(ansible.builtin.linear).
-  - playbooks/plan.yml uses it (C(-e cluster_plan_strategy=linear) plans with ansible's own).
+  - On an ansible-core whose internals differ from 2.19's it behaves exactly as C(ansible.builtin.linear),
+    and says so in a warning.
+  - Opt-in. playbooks/plan.yml uses ansible's own linear strategy unless
+    C(-e cluster_plan_strategy=hvc.horovod_cluster.hvc_linear).
 """
 
 import inspect
 
 from ansible.executor.task_executor import TaskExecutor
+from ansible.module_utils.ansible_release import __version__ as ANSIBLE_CORE_VERSION
 from ansible.plugins.strategy.linear import StrategyModule as LinearStrategy
+from ansible.utils.display import Display
 
 try:  # ansible-core 2.19's worker result, task context, the plugin loaders a worker gets, its template engine
     from ansible._internal._task import TaskContext
@@ -73,6 +77,9 @@ CONTROLLER_ONLY = frozenset(
 class StrategyModule(LinearStrategy):
 
     def run(self, iterator, play_context):
+        if not INLINE:  # never silently slower: the user asked for this strategy
+            Display().warning(f"hvc_linear: ansible-core {ANSIBLE_CORE_VERSION} is not the 2.19 it was written "
+                              "for; every task forks a worker, as under ansible.builtin.linear")
         if not CACHE_TEMPLATES:
             return super().run(iterator, play_context)
         with CompiledTemplates():

@@ -33,10 +33,7 @@ from typing import Any
 
 import ansible_runner
 
-from . import runner_pty
 from .content import cache_dir
-
-runner_pty.install()  # no 0.1 s pause after each run's ansible-playbook has exited (runner_pty.py)
 
 EventCallback = Callable[[dict[str, Any]], None]
 DEFAULT_KEEP = 10

@@ -126,9 +126,9 @@ def test_templates_compile_once_however_many_hosts(tmp_path):
 def test_plan_is_the_same_under_linear(inventory):
     """Every role's decide step over the fixture hosts, and over hosts that preflight and the settings
     refuse (rescue, fail, the refusal kept in the plan): the same plan and the same stats as with ansible's
-    linear strategy (plan.yml's `-e cluster_plan_strategy=linear`)."""
-    inline = run_playbook("plan.yml", inventory)
-    linear = run_playbook("plan.yml", inventory, extra_vars={"cluster_plan_strategy": "linear"})
+    linear strategy (plan.yml's default; hvc_linear is opt-in)."""
+    inline = run_playbook("plan.yml", inventory, extra_vars={"cluster_plan_strategy": "hvc.horovod_cluster.hvc_linear"})
+    linear = run_playbook("plan.yml", inventory)
     assert linear.plan and inline.plan == linear.plan
     assert inline.stats == linear.stats
     assert inline.rc == linear.rc

@@ -95,3 +95,21 @@ def test_a_failed_compile_is_not_kept(compiles):
             with pytest.raises(AnsibleError, match="Syntax error"):
                 Templar(variables={"n": 1}).template(trust_as_template("{{ n + }}"))
     assert len(compiles) == 2
+
+
+def test_another_ansible_core_warns_and_runs_linear(monkeypatch):
+    """Where ansible-core's internals are not 2.19's, the opt-in strategy says it runs as linear, and does."""
+    warned = []
+    monkeypatch.setattr(hvc_linear, "INLINE", False)
+    monkeypatch.setattr(hvc_linear, "CACHE_TEMPLATES", False)
+    monkeypatch.setattr(hvc_linear.LinearStrategy, "run", lambda self, iterator, play_context: "linear ran")
+    monkeypatch.setattr(hvc_linear.Display, "warning", lambda self, msg, *a, **k: warned.append(msg))
+    assert object.__new__(hvc_linear.StrategyModule).run(None, None) == "linear ran"
+    assert len(warned) == 1 and "ansible.builtin.linear" in warned[0]
+
+
+def test_ansible_core_2_19_runs_inline_without_a_warning(monkeypatch):
+    warned = []
+    monkeypatch.setattr(hvc_linear.LinearStrategy, "run", lambda self, iterator, play_context: "ran")
+    monkeypatch.setattr(hvc_linear.Display, "warning", lambda self, msg, *a, **k: warned.append(msg))
+    assert object.__new__(hvc_linear.StrategyModule).run(None, None) == "ran" and warned == []

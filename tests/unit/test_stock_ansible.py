@@ -1,0 +1,50 @@
+"""With the defaults the project runs stock Ansible: ansible.cfg enables only the callback site.yml's smoke test
+reads, no playbook picks the collection's strategy unless asked, and importing the package patches nothing."""
+from __future__ import annotations
+
+import configparser
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_ansible_cfg_enables_only_the_changes_callback():
+    cfg = configparser.ConfigParser(interpolation=None)
+    cfg.read(REPO / "ansible.cfg")
+    defaults = cfg["defaults"]
+    assert "strategy" not in defaults and "strategy_plugins" not in defaults
+    enabled = [name.strip() for name in defaults.get("callbacks_enabled", "").split(",") if name.strip()]
+    assert enabled == ["hvc.horovod_cluster.hvc_changes"]  # HVC_CHANGED_HOSTS: the smoke test after a change
+
+
+def test_no_play_defaults_to_the_collection_strategy():
+    for book in [REPO / "site.yml", *sorted((REPO / "playbooks").glob("*.yml"))]:
+        for play in yaml.safe_load(book.read_text()) or []:
+            strategy = str(play.get("strategy", "linear"))
+            assert "hvc" not in strategy.replace("cluster_plan_strategy", ""), (book.name, strategy)
+
+
+PROBE = r"""
+import importlib, pkgutil, sys
+import ansible_runner, ansible_runner.runner, pexpect, ptyprocess
+watched = [ansible_runner, ansible_runner.runner, pexpect, ptyprocess, pexpect.spawn, ptyprocess.PtyProcess]
+before = [dict(vars(m)) for m in watched]
+import horovod_cluster
+for info in pkgutil.walk_packages(horovod_cluster.__path__, "horovod_cluster."):
+    importlib.import_module(info.name)
+changed = [f"{getattr(m, '__name__', m)}.{k}" for m, old in zip(watched, before)
+           for k, v in vars(m).items() if old.get(k, v) is not v or k not in old]
+print(changed)
+sys.exit(1 if changed else 0)
+"""
+
+
+def test_importing_the_package_patches_no_other_package():
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
