@@ -13,7 +13,7 @@ def test_refusals_table_is_current():
 
 
 def test_using_guide_states_the_count():
-    """docs/using.md's "Bad input" section states the count (it was the README's until the README became a front page)."""
+    """docs/using.md's "Bad input" section states the count (the README's, before it became a front page)."""
     count = len(refusals.rows())
     assert count >= 50
     text = " ".join((REPO / "docs" / "using.md").read_text().split())
