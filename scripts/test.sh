@@ -18,7 +18,7 @@ source scripts/stage.sh
 ARM64_SCENARIOS=(preflight_arm64)
 AMD64_FIRST=(python_env horovod_cluster)
 AMD64_THEN=(preflight toolchain mpi_cluster horovod_nccl)
-# The slow tier, documented in README (toolchain_arm64: 12 min under qemu).
+# The slow tier, documented in docs/testing.md (toolchain_arm64: 12 min under qemu).
 SLOW_SCENARIOS=(cuda_distro toolchain_arm64)
 
 stage setup bash scripts/setup.sh

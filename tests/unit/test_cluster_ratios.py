@@ -1,5 +1,5 @@
 """benchmarks/cluster_ratios.py's P1 split, over the JSON of a real run (tests/fixtures/benchmarks/: the run of
-`--hosts 3 --compare-sharing --plan-scaleout` at d6d65f9 that README's Benchmarks section quotes)."""
+`--hosts 3 --compare-sharing --plan-scaleout` at d6d65f9 that docs/benchmarks.md quotes)."""
 from __future__ import annotations
 
 import json

@@ -60,8 +60,8 @@ def test_done_splits_hosts_from_the_controller(monkeypatch):
         " they busy throughout")
 
 
-def test_the_recorded_run_reads_as_the_readme_quotes_it():
-    """README's Benchmarks quotes these lines of the run at be18b2e (tests/fixtures/benchmarks/)."""
+def test_the_recorded_run_reads_as_the_benchmarks_page_quotes_it():
+    """docs/benchmarks.md quotes these lines of the run at be18b2e (tests/fixtures/benchmarks/)."""
     run = json.loads((FIXTURES / "benchmarks" / "cluster_ratios-be18b2e.json").read_text())
     lines = [cpu_use.describe(label, use) for label, use in run["cpu"].items()]
     assert lines == [

@@ -118,7 +118,7 @@ def _site_roles() -> list[str]:
         for play in yaml.safe_load((REPO / entry["ansible.builtin.import_playbook"]).read_text()):
             names = [r["role"] if isinstance(r, dict) else r for r in play.get("roles", [])]
             names += _applied_roles(play.get("tasks"))
-            # the playbooks call the collection's roles by FQCN (README: As an Ansible collection)
+            # the playbooks call the collection's roles by FQCN (docs/collection.md)
             assert all(n.startswith(FQCN) for n in names), f"{entry}: a role not called as {FQCN}<role>: {names}"
             names = [n.removeprefix(FQCN) for n in names]
             for name in (n for role in names for n in _with_dependencies(role)):
