@@ -103,28 +103,57 @@ def _applied_roles(tasks) -> list[str]:
 FQCN = "hvc.horovod_cluster."
 
 
-def _with_dependencies(role: str) -> list[str]:
-    """role after its meta/main.yml dependencies (which Ansible runs first)."""
-    meta = yaml.safe_load((REPO / "roles" / role / "meta" / "main.yml").read_text()) or {}
-    deps = [d["role"] if isinstance(d, dict) else d for d in meta.get("dependencies") or []]
-    return [r for dep in deps for r in _with_dependencies(dep)] + [role]
+def _play_roles(play: dict) -> list[str]:
+    """The roles a play applies, in order: its `roles:`, then whole-role includes of its tasks."""
+    names = [r["role"] if isinstance(r, dict) else r for r in play.get("roles", [])]
+    return names + _applied_roles(play.get("tasks"))
+
+
+def _site_plays() -> list[tuple[str, dict]]:
+    return [(entry["ansible.builtin.import_playbook"], play) for entry in yaml.safe_load((REPO / "site.yml").read_text())
+            for play in yaml.safe_load((REPO / entry["ansible.builtin.import_playbook"]).read_text())]
 
 
 def _site_roles() -> list[str]:
-    """The roles site.yml applies, in order (its imported playbooks' roles and whole-role includes, each after
-    its dependencies)."""
+    """The roles site.yml applies, in order (its imported playbooks' roles and whole-role includes)."""
     order: list[str] = []
-    for entry in yaml.safe_load((REPO / "site.yml").read_text()):
-        for play in yaml.safe_load((REPO / entry["ansible.builtin.import_playbook"]).read_text()):
-            names = [r["role"] if isinstance(r, dict) else r for r in play.get("roles", [])]
-            names += _applied_roles(play.get("tasks"))
-            # the playbooks call the collection's roles by FQCN (docs/collection.md)
-            assert all(n.startswith(FQCN) for n in names), f"{entry}: a role not called as {FQCN}<role>: {names}"
-            names = [n.removeprefix(FQCN) for n in names]
-            for name in (n for role in names for n in _with_dependencies(role)):
-                if name not in order:
-                    order.append(name)
+    for book, play in _site_plays():
+        names = _play_roles(play)
+        # the playbooks call the collection's roles by FQCN (docs/collection.md)
+        assert all(n.startswith(FQCN) for n in names), f"{book}: a role not called as {FQCN}<role>: {names}"
+        for name in (n.removeprefix(FQCN) for n in names):
+            if name not in order:
+                order.append(name)
     return order
+
+
+@pytest.mark.parametrize("role", sorted(p.parent.parent.name for p in (REPO / "roles").glob("*/meta/main.yml")))
+def test_no_role_depends_on_another(role):
+    """Reusable roles carry no rollout policy: the plays list cluster_defaults (and fast_path) themselves."""
+    meta = yaml.safe_load((REPO / "roles" / role / "meta" / "main.yml").read_text()) or {}
+    assert meta.get("dependencies") == []
+
+
+def test_every_play_lists_the_shared_defaults_before_its_roles():
+    """cluster_defaults comes first (its defaults are every role's); in site.yml fast_path comes before it,
+    except in the settled play that decides what fast_path reads."""
+    site = {(book, play["name"]) for book, play in _site_plays()}
+    books = [REPO / "site.yml", *(REPO / "playbooks").glob("*.yml")]
+    applied = [(path.name, play) for path in books for play in yaml.safe_load(path.read_text()) or []
+               if "ansible.builtin.import_playbook" not in play]
+    for book, play in applied:
+        names = [n.removeprefix(FQCN) for n in _play_roles(play)]
+        includes = [t for t in play.get("tasks") or [] if "ansible.builtin.include_role" in t]
+        if not names and not includes:
+            continue
+        in_site = ("playbooks/" + book, play["name"]) in site and book != "settled.yml"
+        head = ["fast_path", "cluster_defaults"] if in_site else ["cluster_defaults"]
+        if book == "plan.yml":  # decide steps, cluster_defaults' first, each included public (as `roles:` are)
+            include = yaml.safe_load((REPO / "playbooks/tasks/plan_role.yml").read_text())[0]["block"][0]
+            assert play["vars"]["cluster_plan_roles"][0] == "cluster_defaults"
+            assert include["ansible.builtin.include_role"]["public"] is True
+            continue
+        assert names[:len(head)] == head, (book, play["name"], names)
 
 
 def test_plan_runs_the_decide_steps_in_site_order():
