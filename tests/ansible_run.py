@@ -139,6 +139,7 @@ def run_role(tmp_path: Path, role: str, hosts: dict, extra_vars=None, tasks_from
                      "ansible.builtin.set_fact": dict(facts, cacheable=True)} for name, facts in hosts.items()]
     (tmp_path / "play.yml").write_text(json.dumps([{
         "name": f"{role} {tasks_from}", "hosts": "all", "gather_facts": False,
+        "roles": ["cluster_defaults"],  # the shared defaults, listed first as every play of the project does
         "tasks": record_tasks + [
             {"name": "Run the role", "ansible.builtin.include_role": {"name": role, "tasks_from": tasks_from}},
             {"name": "Show the plan",

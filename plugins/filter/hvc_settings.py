@@ -241,6 +241,13 @@ def given_vars(hostvars, names=None):
     return out
 
 
+def hvc_spec_choices(roles_dir):
+    """{variable: allowed values} of every option with `choices` in the roles' argument specs (list options:
+    the values each item may take)."""
+    return {name: list(spec["choices"]) for name, entries in sorted(load_specs(roles_dir).items())
+            for _, _, spec in entries[:1] if spec.get("choices")}
+
+
 def hvc_settings_findings(hostvars, host, roles_dir, rules=None):
     """The filter: `hostvars[inventory_hostname] | hvc_settings_findings(inventory_hostname, roles_dir, rules)`."""
     return settings_findings(given_vars(hostvars), host, roles_dir, rules)
@@ -248,4 +255,4 @@ def hvc_settings_findings(hostvars, host, roles_dir, rules=None):
 
 class FilterModule(object):
     def filters(self):
-        return {"hvc_settings_findings": hvc_settings_findings}
+        return {"hvc_settings_findings": hvc_settings_findings, "hvc_spec_choices": hvc_spec_choices}

@@ -13,7 +13,7 @@ def test_the_cache_variable_moves_the_mesh_key_records_and_wheels(tmp_path):
     cache = tmp_path / "cache"
     roles = Path(__file__).resolve().parents[2] / "roles"
     (tmp_path / "play.yml").write_text(json.dumps([{
-        "hosts": "all", "gather_facts": False, "tasks": [
+        "hosts": "all", "gather_facts": False, "roles": ["hvc.horovod_cluster.cluster_defaults"], "tasks": [
             {"ansible.builtin.include_role": {"name": "hvc.horovod_cluster.ssh_mesh", "tasks_from": "keypair",
                                               "public": True}},
             {"ansible.builtin.include_vars": {"file": str(roles / "horovod/defaults/main.yml")}},

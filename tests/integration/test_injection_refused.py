@@ -78,7 +78,7 @@ EXTRA = {"hostfile_name:non-ascii": ("extra-1", {"hostfile_name": "nöde", "host
 ENV_VALUES = {f"HVC_TEST_{name.upper()}": text for name, text in PAYLOADS.items()}
 
 PLAYBOOK = [{
-    "name": "Decide with hostile values", "hosts": "all", "gather_facts": False,
+    "name": "Decide with hostile values", "hosts": "all", "gather_facts": False, "roles": ["cluster_defaults"],
     "tasks": [
         *({"name": f"Fake the {kind} facts", "when": f"__test_facts == '{kind}'",
            "ansible.builtin.set_fact": dict(facts, cacheable=True)} for kind, facts in FACTS.items()),

@@ -19,6 +19,7 @@ PLAYBOOK = """
   hosts: all
   gather_facts: true
   roles:
+    - role: cluster_defaults
     - role: python_env
 """
 

@@ -39,7 +39,7 @@ def filled(tmp_path_factory):
                "ansible.builtin.set_fact": dict(facts, cacheable=True)} for name, facts in HOSTS.items()]
     fill = {"name": "Fill", "ansible.builtin.include_role": {"name": "python_env", "tasks_from": "fill"}}
     (tmp / "play.yml").write_text(json.dumps([{"name": "Fill", "hosts": "all", "gather_facts": False,
-                                               "tasks": [*record, fill]}]))
+                                               "roles": ["cluster_defaults"], "tasks": [*record, fill]}]))
     run = ansible_playbook_json([tmp / "play.yml", "-i", inventory, "-e",
                                  json.dumps({"python_env_wheelhouse": str(tmp / "wh")})], timeout=900)
     assert run.rc == 0, "\n".join(run.failure_messages(h) for h in HOSTS) + run.stderr[-2000:]

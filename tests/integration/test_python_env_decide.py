@@ -18,6 +18,7 @@ PLAYBOOK = """
 - name: Decide python_env
   hosts: all
   gather_facts: false
+  roles: [cluster_defaults]
   tasks:
     - name: Run the decide step
       ansible.builtin.include_role:

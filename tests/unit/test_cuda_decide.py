@@ -21,6 +21,7 @@ PLAYBOOK = """
 - name: Decide over recorded facts
   hosts: all
   gather_facts: false
+  roles: [cluster_defaults]
   tasks:
     - name: Load the recorded facts (plugins/action, no connection)
       hvc_recorded_facts:
