@@ -12,7 +12,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from .cluster import LAST_ROLLOUT, LAST_RUN, Cluster, UsageError, check_serial, default_artifacts_dir, load_saved
+from .cluster import (LAST_ROLLOUT, LAST_RUN, Cluster, UsageError, check_extra_vars, check_serial,
+                      default_artifacts_dir, load_saved)
 from .content import content_dir
 from .job import CONTROLLERS, STOP_SIGNALS, JobRefused
 from .progress import LiveProgress, PlainProgress, TaskCounts
@@ -129,6 +130,14 @@ def _serial(ctx: click.Context, param: click.Parameter, value: str | None) -> st
         raise click.BadParameter(str(err)) from None
 
 
+def _extra_vars(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    """Refuse a -e that ansible-playbook would refuse (usage error, exit 2) before anything runs."""
+    try:
+        return tuple(check_extra_vars(value) for value in values)
+    except UsageError as err:
+        raise click.BadParameter(str(err)) from None
+
+
 def _options(*options):
     """A decorator adding these click options to a command, in this order."""
     def decorate(func):
@@ -144,7 +153,7 @@ _OUTPUT = click.Path(dir_okay=False, allow_dash=True, path_type=Path)
 _ANSIBLE_OPTIONS = (
     click.option("-i", "--inventory", "inventory", multiple=True, type=click.Path(path_type=Path),
                  help="inventory file or folder (repeatable) [default: the content's inventories/sandbox]"),
-    click.option("-e", "--extra-vars", "extra_vars", multiple=True, metavar="VARS",
+    click.option("-e", "--extra-vars", "extra_vars", multiple=True, metavar="VARS", callback=_extra_vars,
                  help="passed to ansible as given: key=value pairs, JSON or YAML, or @file (repeatable)"),
     click.option("-f", "--forks", type=click.IntRange(1), help="hosts ansible works on at once"),
     click.option("-u", "--user", help="connect as this user"),
