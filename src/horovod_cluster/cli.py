@@ -234,10 +234,22 @@ def _progress(cluster: Cluster, playbook: str, opts: dict) -> Iterator[TaskCount
             cluster.on_event = None
 
 
+_OUTPUT_NAMES = {"json_file": "--json", "junit_file": "--junit", "html_file": "--html"}
+
+
+def _one_document_per_stream(opts: dict) -> None:
+    """Two documents on stdout would be neither: at most one output may be `-` (a usage error, before any run)."""
+    dashes = [name for key, name in _OUTPUT_NAMES.items() if str(opts.get(key)) == "-"]
+    if len(dashes) > 1:
+        raise click.UsageError(f"{' and '.join(f'{name} -' for name in dashes)}: one document per stream, "
+                               "so only one output may go to stdout (-); write the others to files")
+
+
 def _drive(opts: dict, playbook: str, action: Callable[[Cluster], Result], cluster: Cluster | None = None,
            **listing_args) -> None:
     """Run one action with progress (live on a terminal, plain lines in a log), render it, write
     the files, exit 0 or 1. With --list-hosts/--list-tags/--list-tasks print ansible's listing instead."""
+    _one_document_per_stream(opts)
     try:
         cluster = cluster or _cluster(opts)
         cluster.inventory_data()  # a broken inventory fails here, before any progress display
@@ -312,6 +324,7 @@ def retry(**opts) -> None:
     """Re-run the last rollout on only the hosts that failed or were unreachable.
 
     With -i: the last rollout on that inventory; without: the last rollout on any."""
+    _one_document_per_stream(opts)
     if not opts["inventory"]:
         last = load_saved(_artifacts_dir(opts), LAST_ROLLOUT)
         if isinstance(last, RolloutResult):
@@ -346,6 +359,7 @@ def check(smoke: bool, bench: bool, limit: str | None, **opts) -> None:
 @click.option("--artifacts-dir", type=click.Path(file_okay=False, path_type=Path), envvar="HOROVOD_CLUSTER_ARTIFACTS")
 def report(source: Path | None, **opts) -> None:
     """Show the last run's summary again (and re-export it) without running anything."""
+    _one_document_per_stream(opts)
     folder = _cluster(opts).runs_dir if opts["inventory"] else _artifacts_dir(opts)
     path = source or folder / LAST_RUN
     if not path.is_file():

@@ -157,6 +157,17 @@ def test_extra_vars_ansible_takes_pass_unchanged(cli, tmp_path):
     assert run.exit_code == 1 and "fixture failure on local1" in run.output
 
 
+@pytest.mark.parametrize("command", ["plan", "rollout", "retry", "check", "report"])
+def test_two_outputs_on_stdout_are_a_usage_error(cli, tmp_path, command):
+    """Issue 44: --json - --junit - wrote both documents to stdout, one after the other (neither parses)."""
+    extra = ["--html", "-"] if command in ("check", "report") else []
+    run = cli(command, "-i", str(FIXTURES / "local.yml"), "--json", "-", "--junit", "-", *extra)
+    assert run.exit_code == 2, run.output
+    assert "--json - and --junit -" in run.output and "one document per stream" in run.output
+    assert run.output.count("one document per stream") == 1 and "<?xml" not in run.output
+    assert not (tmp_path / "runs").exists()
+
+
 def test_report_without_a_run_exits_2(cli):
     run = cli("report")
     assert run.exit_code == 2 and "no saved run" in run.output
