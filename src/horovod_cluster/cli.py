@@ -34,7 +34,20 @@ def _console(stderr: bool = True) -> Console:
 console = _console()  # messages and progress; set again per command, once the streams are known
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """Lists each command with its first sentence whole (click cut it to the terminal's width with "...")."""
+
+    group_class = type  # `sandbox` lists its commands the same way
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        commands = [(name, self.get_command(ctx, name)) for name in self.list_commands(ctx)]
+        rows = [(name, cmd.get_short_help_str(limit=10_000)) for name, cmd in commands if cmd and not cmd.hidden]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="horovod-cluster")
 def main() -> None:
     """Provision and check a Horovod cluster across Ubuntu, macOS and Raspberry Pi OS hosts."""

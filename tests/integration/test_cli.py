@@ -185,3 +185,16 @@ def test_real_subprocess_from_another_folder(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "python_env" in done.stdout
     assert len(ET.parse(junit).getroot().findall("testsuite/testcase")) >= 2
+
+
+@pytest.mark.parametrize("group", [[], ["sandbox"]], ids=["main", "sandbox"])
+def test_help_lists_every_command_whole(group):
+    """Issue 44: `--help` cut each command's line to 80 columns with "..."; now its first sentence, wrapped."""
+    run = CliRunner().invoke(main, [*group, "--help"], terminal_width=80)
+    assert run.exit_code == 0, run.output
+    commands = " ".join(run.output.split("Commands:", 1)[1].split())
+    assert "..." not in commands
+    parent = main.commands[group[0]] if group else main
+    for name, command in parent.commands.items():
+        sentence = command.help.split(".", 1)[0].split("\n\n", 1)[0]
+        assert f"{name} {' '.join(sentence.split())}." in commands, name
