@@ -12,7 +12,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from .cluster import LAST_ROLLOUT, LAST_RUN, Cluster, UsageError, check_serial, default_artifacts_dir, load_saved
+from .cluster import (LAST_ROLLOUT, LAST_RUN, Cluster, UsageError, check_extra_vars, check_serial,
+                      default_artifacts_dir, load_saved)
 from .content import content_dir
 from .job import CONTROLLERS, STOP_SIGNALS, JobRefused
 from .progress import LiveProgress, PlainProgress, TaskCounts
@@ -33,7 +34,20 @@ def _console(stderr: bool = True) -> Console:
 console = _console()  # messages and progress; set again per command, once the streams are known
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """Lists each command with its first sentence whole (click cut it to the terminal's width with "...")."""
+
+    group_class = type  # `sandbox` lists its commands the same way
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        commands = [(name, self.get_command(ctx, name)) for name in self.list_commands(ctx)]
+        rows = [(name, cmd.get_short_help_str(limit=10_000)) for name, cmd in commands if cmd and not cmd.hidden]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="horovod-cluster")
 def main() -> None:
     """Provision and check a Horovod cluster across Ubuntu, macOS and Raspberry Pi OS hosts."""
@@ -129,6 +143,14 @@ def _serial(ctx: click.Context, param: click.Parameter, value: str | None) -> st
         raise click.BadParameter(str(err)) from None
 
 
+def _extra_vars(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    """Refuse a -e that ansible-playbook would refuse (usage error, exit 2) before anything runs."""
+    try:
+        return tuple(check_extra_vars(value) for value in values)
+    except UsageError as err:
+        raise click.BadParameter(str(err)) from None
+
+
 def _options(*options):
     """A decorator adding these click options to a command, in this order."""
     def decorate(func):
@@ -144,7 +166,7 @@ _OUTPUT = click.Path(dir_okay=False, allow_dash=True, path_type=Path)
 _ANSIBLE_OPTIONS = (
     click.option("-i", "--inventory", "inventory", multiple=True, type=click.Path(path_type=Path),
                  help="inventory file or folder (repeatable) [default: the content's inventories/sandbox]"),
-    click.option("-e", "--extra-vars", "extra_vars", multiple=True, metavar="VARS",
+    click.option("-e", "--extra-vars", "extra_vars", multiple=True, metavar="VARS", callback=_extra_vars,
                  help="passed to ansible as given: key=value pairs, JSON or YAML, or @file (repeatable)"),
     click.option("-f", "--forks", type=click.IntRange(1), help="hosts ansible works on at once"),
     click.option("-u", "--user", help="connect as this user"),
@@ -225,10 +247,22 @@ def _progress(cluster: Cluster, playbook: str, opts: dict) -> Iterator[TaskCount
             cluster.on_event = None
 
 
+_OUTPUT_NAMES = {"json_file": "--json", "junit_file": "--junit", "html_file": "--html"}
+
+
+def _one_document_per_stream(opts: dict) -> None:
+    """Two documents on stdout would be neither: at most one output may be `-` (a usage error, before any run)."""
+    dashes = [name for key, name in _OUTPUT_NAMES.items() if str(opts.get(key)) == "-"]
+    if len(dashes) > 1:
+        raise click.UsageError(f"{' and '.join(f'{name} -' for name in dashes)}: one document per stream, "
+                               "so only one output may go to stdout (-); write the others to files")
+
+
 def _drive(opts: dict, playbook: str, action: Callable[[Cluster], Result], cluster: Cluster | None = None,
            **listing_args) -> None:
     """Run one action with progress (live on a terminal, plain lines in a log), render it, write
     the files, exit 0 or 1. With --list-hosts/--list-tags/--list-tasks print ansible's listing instead."""
+    _one_document_per_stream(opts)
     try:
         cluster = cluster or _cluster(opts)
         cluster.inventory_data()  # a broken inventory fails here, before any progress display
@@ -303,6 +337,7 @@ def retry(**opts) -> None:
     """Re-run the last rollout on only the hosts that failed or were unreachable.
 
     With -i: the last rollout on that inventory; without: the last rollout on any."""
+    _one_document_per_stream(opts)
     if not opts["inventory"]:
         last = load_saved(_artifacts_dir(opts), LAST_ROLLOUT)
         if isinstance(last, RolloutResult):
@@ -337,6 +372,7 @@ def check(smoke: bool, bench: bool, limit: str | None, **opts) -> None:
 @click.option("--artifacts-dir", type=click.Path(file_okay=False, path_type=Path), envvar="HOROVOD_CLUSTER_ARTIFACTS")
 def report(source: Path | None, **opts) -> None:
     """Show the last run's summary again (and re-export it) without running anything."""
+    _one_document_per_stream(opts)
     folder = _cluster(opts).runs_dir if opts["inventory"] else _artifacts_dir(opts)
     path = source or folder / LAST_RUN
     if not path.is_file():

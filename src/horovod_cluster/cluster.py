@@ -11,10 +11,13 @@ import difflib
 import hashlib
 import os
 import re
+import shlex
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from .content import cache_dir, content_dir as default_content_dir
 from .job import (JobRefused, JobResult, JobTimeout, OutputCallback, horovodrun_argv, interrupts_ignored, job_env,
@@ -66,6 +69,53 @@ def check_serial(value: int | str | None) -> str | list[str] | None:
     if not all(_SERIAL.match(p) for p in parts):
         raise UsageError(f"bad serial {value!r}: expected a positive number or a percentage like 30%")
     return parts if len(parts) > 1 else parts[0]
+
+
+class _AnyTagLoader(yaml.SafeLoader):
+    """YAML as ansible reads it, for a shape check only: its own tags (!unsafe, !vault) are accepted."""
+
+
+_AnyTagLoader.add_multi_constructor("!", lambda loader, suffix, node: None)
+_JINJA = re.compile(r"{{.*?}}|{%.*?%}", re.S)  # ansible's split keeps a template whole, spaces and all
+
+
+def check_extra_vars(value: str) -> str:
+    """One `-e` as ansible-playbook reads it: `@file` (YAML or JSON of a mapping; a vault file is not opened),
+    JSON/YAML of a mapping when it starts with { or [, else key=value pairs. Returns it unchanged."""
+    if not value:
+        return value
+    if value.startswith("@"):
+        path = Path(value[1:]).expanduser()
+        try:
+            text = path.read_text()
+        except OSError as err:
+            raise UsageError(f"{value}: cannot read {path}: {err.strerror or err}") from None
+        if text.lstrip().startswith("$ANSIBLE_VAULT"):
+            return value
+        _mapping(value, text)
+    elif value[0] in "/.":
+        raise UsageError(f"{value}: a file of variables is given as @{value}")
+    elif value[0] in "{[":
+        _mapping(value, value)
+    else:
+        try:
+            words = shlex.split(_JINJA.sub("J", value))
+        except ValueError as err:
+            raise UsageError(f"{value}: {err}") from None
+        bare = [word for word in words if "=" not in word]
+        if bare:
+            raise UsageError(f"{value}: expected key=value pairs, JSON, YAML or @file; {bare[0]!r} has no =")
+    return value
+
+
+def _mapping(value: str, text: str) -> None:
+    try:
+        data = yaml.load(text, Loader=_AnyTagLoader)  # noqa: S506 - a SafeLoader that builds nothing of the tags
+    except yaml.YAMLError as err:
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise UsageError(f"{value[:80]}: does not parse as JSON or YAML: {problem}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{value[:80]}: is {type(data).__name__}, not a mapping of variables")
 
 
 class Cluster:
@@ -424,4 +474,4 @@ def _join(value: str | Sequence[str] | None) -> str | None:
     return ",".join(value) or None
 
 
-__all__ = ["Cluster", "InventoryError", "JobRefused", "JobResult", "UsageError", "check_serial"]
+__all__ = ["Cluster", "InventoryError", "JobRefused", "JobResult", "UsageError", "check_extra_vars", "check_serial"]

@@ -22,6 +22,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .results import SCHEMA_VERSION
+
 OutputCallback = Callable[[str], None]
 CONTROLLERS = ("gloo", "mpi")
 # Open MPI's --tag-output prefix "[jobid,rank]<stdout>:" is shown as Gloo's "[rank]<stdout>:".
@@ -66,7 +68,7 @@ class JobResult:
         return self.finished - self.started
 
     def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps({"kind": "job", **asdict(self)}, indent=indent)
+        return json.dumps({"schema_version": SCHEMA_VERSION, "kind": "job", **asdict(self)}, indent=indent)
 
 
 def new_job_id() -> str:

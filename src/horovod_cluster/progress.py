@@ -3,8 +3,9 @@
 On a terminal (`LiveProgress`) one row per host shows the task it is on and a bar over the play's
 tasks. ansible announces no task count up front, so the bar's length is what the same play took
 last time (remembered in the artifacts folder); on a first run the bar pulses instead.
-In a log (`PlainProgress`, CI) plain lines: each play, each failed task with its message, one
-line per host when a play ends, and a heartbeat while a task runs long.
+In a log (`PlainProgress`, CI) plain lines: each play, each failed task (its message is printed once, in the
+summary), one line per host when a play ends, and a heartbeat while a task runs long. The counts are the
+summary's alone (ansible's recap): events cannot tell a rescued failure from one that stopped the host.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from .results import RolloutResult, failure_message
+from .results import RolloutResult
 
 _DONE = {"runner_on_ok": "ok", "runner_on_failed": "failed", "runner_on_skipped": "skipped",
          "runner_on_unreachable": "unreachable"}
@@ -121,9 +122,9 @@ class PlainProgress:
     """An event handler for `Cluster(on_event=...)` that writes plain lines for logs (no terminal):
 
         play: Horovod
-        hvc-node2  FAILED  Horovod | Compile with pip wheel: <ansible's message>
+        hvc-node2  FAILED  Horovod | Compile with pip wheel
         hvc-node1  Horovod | Compile with pip wheel  running 4m10s     (every `heartbeat` s)
-        hvc-node1  play Horovod: ok=12 changed=3 failed=0 unreachable=0 skipped=4
+        hvc-node1  play Horovod: 12 tasks
     """
 
     def __init__(self, console: Console, echo: bool = False, heartbeat: float | None = None) -> None:
@@ -131,7 +132,7 @@ class PlainProgress:
         self.echo = echo  # -v: also show ansible's own display lines
         self.heartbeat = heartbeat or float(os.environ.get("HOROVOD_CLUSTER_HEARTBEAT") or HEARTBEAT)
         self.play = ""
-        self.counts: dict[str, Counter[str]] = {}  # host -> outcomes in the current play
+        self.counts: Counter[str] = Counter()  # host -> task results in the current play
         self.running: dict[str, tuple[str, float]] = {}  # host -> (task, started)
         self.said: dict[str, float] = {}  # host -> when its task last got a line
         self.lock = threading.Lock()
@@ -166,18 +167,13 @@ class PlainProgress:
                 self.said[host] = time.monotonic()
             elif kind in _DONE and host:
                 self.running.pop(host, None)
-                outcome = _DONE[kind]
-                counts = self.counts.setdefault(host, Counter())
-                counts[outcome] += 1
-                counts["changed"] += bool((data.get("res") or {}).get("changed"))
-                if outcome in ("failed", "unreachable") and not data.get("ignore_errors"):
-                    message = failure_message(data.get("res") or {})
-                    self._say(f"{host}  {outcome.upper()}  {data.get('task', '')}: {message}")
+                self.counts[host] += 1
+                if _DONE[kind] in ("failed", "unreachable") and not data.get("ignore_errors"):
+                    self._say(f"{host}  {_DONE[kind].upper()}  {data.get('task', '')}")
 
     def _end_play(self) -> None:
-        for host, counts in sorted(self.counts.items()):
-            tally = " ".join(f"{k}={counts[k]}" for k in ("ok", "changed", "failed", "unreachable", "skipped"))
-            self._say(f"{host}  play {self.play}: {tally}")
+        for host, count in sorted(self.counts.items()):
+            self._say(f"{host}  play {self.play}: {count} tasks")
         self.counts.clear()
         self.running.clear()
 

@@ -80,9 +80,13 @@ def _run(run: RolloutResult, console: Console) -> None:
 def _plan(result: PlanResult, console: Console) -> None:
     table = Table("host", "role", "action", "method", "reason", title="plan", title_justify="left")
     for host, roles in sorted(result.hosts.items()):
+        failure = result.run.hosts[host].failure if host in result.run.hosts else None
         for role, plan in sorted(roles.items()):
             plan = plan if isinstance(plan, dict) else {"action": str(plan)}
-            table.add_row(*_cells(host, role, plan.get("action", ""), plan.get("method", ""), plan.get("reason", "")))
+            reason = str(plan.get("reason", ""))
+            if failure and reason and reason in failure.message:  # a refusal: printed once, below the run
+                reason = "(the failure below)"
+            table.add_row(*_cells(host, role, plan.get("action", ""), plan.get("method", ""), reason))
     console.print(table)
 
 

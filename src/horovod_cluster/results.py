@@ -12,6 +12,9 @@ from typing import Any
 
 from .runner import RunOutcome
 
+# The JSON documents' form (schemas/<kind>.schema.json); raised when a key goes or changes meaning.
+SCHEMA_VERSION = 1
+
 # runner event name -> the HostResult counter it increments
 _COUNTERS = {
     "runner_on_ok": "ok",
@@ -152,7 +155,7 @@ class RolloutResult:
                 host.failure = None  # every failure of this host was rescued
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = {"schema_version": SCHEMA_VERSION, **asdict(self)}
         data.update(kind=self.kind, ok=self.ok, duration=round(self.duration, 3))
         return data
 
@@ -232,7 +235,8 @@ class PlanResult:
         return self.run.ok
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "ok": self.ok, "hosts": self.hosts, "run": self.run.to_dict()}
+        return {"schema_version": SCHEMA_VERSION, "kind": self.kind, "ok": self.ok, "hosts": self.hosts,
+                "run": self.run.to_dict()}
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
@@ -274,7 +278,8 @@ class WheelhouseResult:
         return sets
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "ok": self.ok, "hosts": self.hosts, "run": self.run.to_dict()}
+        return {"schema_version": SCHEMA_VERSION, "kind": self.kind, "ok": self.ok, "hosts": self.hosts,
+                "run": self.run.to_dict()}
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
@@ -348,7 +353,7 @@ class CheckReport:
         return checked and self.run.ok and not self.unhealthy_hosts and not self.errors and self.smoke_ok
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "ok": self.ok, "hosts": self.hosts,
+        return {"schema_version": SCHEMA_VERSION, "kind": self.kind, "ok": self.ok, "hosts": self.hosts,
                 "findings": [asdict(f) for f in self.findings], "smoke": self.smoke,
                 "bandwidth": self.bandwidth, "unhealthy_hosts": self.unhealthy_hosts,
                 "run": self.run.to_dict()}
@@ -412,6 +417,8 @@ Result = RolloutResult | PlanResult | CheckReport | WheelhouseResult
 def from_json(text: str) -> Result:
     """Restore a result saved with `to_json` (used by `horovod-cluster report`)."""
     data = json.loads(text)
+    if data.get("schema_version", SCHEMA_VERSION) > SCHEMA_VERSION:  # none: saved before versions, the same form
+        raise ValueError(f"schema_version {data['schema_version']} is newer than this one reads ({SCHEMA_VERSION})")
     kinds = {"rollout": RolloutResult, "plan": PlanResult, "check": CheckReport,
              "wheelhouse": WheelhouseResult}
     return kinds[data.get("kind", "rollout")].from_dict(data)

@@ -123,6 +123,51 @@ def test_bad_input_exits_2(cli, tmp_path, args, message):
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.parametrize("value, message", [
+    ("@{missing}", "cannot read"),
+    ("@{listed}", "is list, not a mapping"),
+    ("{{broken json", "does not parse as JSON or YAML"),
+    ("[1, 2]", "is list, not a mapping"),
+    ("a=1 b", "'b' has no ="),
+    ("vars.yml", "'vars.yml' has no ="),
+    ("./vars.yml", "is given as @./vars.yml"),
+    ("a='unclosed", "No closing quotation"),
+])
+def test_bad_extra_vars_exit_2_before_anything_runs(cli, tmp_path, value, message):
+    """Issue 44: a -e ansible-playbook would refuse printed two empty tables and exited 1; now one usage error
+    naming the option, and no run folder."""
+    (tmp_path / "listed.yml").write_text("- a\n- b\n")
+    value = value.format(missing=tmp_path / "missing.yml", listed=tmp_path / "listed.yml")
+    run = cli("plan", "-i", str(FIXTURES / "local.yml"), "-e", "ok=1", "--extra-vars", value)
+    assert run.exit_code == 2, run.output
+    assert "'-e' / '--extra-vars'" in run.output and message in run.output, run.output
+    assert run.output.count(message) == 1 and "Traceback" not in run.output
+    assert not (tmp_path / "runs").exists()
+
+
+def test_extra_vars_ansible_takes_pass_unchanged(cli, tmp_path):
+    """Every form ansible-playbook reads passes the check, and reaches ansible as given."""
+    (tmp_path / "vars.yml").write_text("fixture_from_file: 1\n")
+    (tmp_path / "vault.yml").write_text("$ANSIBLE_VAULT;1.1;AES256\n6162\n")
+    from horovod_cluster.cluster import check_extra_vars
+    for value in (f"@{tmp_path / 'vars.yml'}", f"@{tmp_path / 'vault.yml'}", '{"a": [1]}', "{a: !unsafe '{{x}}'}",
+                  'a=1 b="two words"', "x={{ y | default(1) }}", ""):
+        assert check_extra_vars(value) == value
+    run = cli("rollout", "-i", str(FIXTURES / "local.yml"), "-e", f"@{tmp_path / 'vars.yml'}", "-e", "fixture_fail=true")
+    assert run.exit_code == 1 and "fixture failure on local1" in run.output
+
+
+@pytest.mark.parametrize("command", ["plan", "rollout", "retry", "check", "report"])
+def test_two_outputs_on_stdout_are_a_usage_error(cli, tmp_path, command):
+    """Issue 44: --json - --junit - wrote both documents to stdout, one after the other (neither parses)."""
+    extra = ["--html", "-"] if command in ("check", "report") else []
+    run = cli(command, "-i", str(FIXTURES / "local.yml"), "--json", "-", "--junit", "-", *extra)
+    assert run.exit_code == 2, run.output
+    assert "--json - and --junit -" in run.output and "one document per stream" in run.output
+    assert run.output.count("one document per stream") == 1 and "<?xml" not in run.output
+    assert not (tmp_path / "runs").exists()
+
+
 def test_report_without_a_run_exits_2(cli):
     run = cli("report")
     assert run.exit_code == 2 and "no saved run" in run.output
@@ -140,3 +185,16 @@ def test_real_subprocess_from_another_folder(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "python_env" in done.stdout
     assert len(ET.parse(junit).getroot().findall("testsuite/testcase")) >= 2
+
+
+@pytest.mark.parametrize("group", [[], ["sandbox"]], ids=["main", "sandbox"])
+def test_help_lists_every_command_whole(group):
+    """Issue 44: `--help` cut each command's line to 80 columns with "..."; now its first sentence, wrapped."""
+    run = CliRunner().invoke(main, [*group, "--help"], terminal_width=80)
+    assert run.exit_code == 0, run.output
+    commands = " ".join(run.output.split("Commands:", 1)[1].split())
+    assert "..." not in commands
+    parent = main.commands[group[0]] if group else main
+    for name, command in parent.commands.items():
+        sentence = command.help.split(".", 1)[0].split("\n\n", 1)[0]
+        assert f"{name} {' '.join(sentence.split())}." in commands, name

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import sysconfig
 import venv
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,6 +27,10 @@ def test_installed_wheel_works_outside_the_checkout(tmp_path):
     built = run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(ROOT), "-w", str(tmp_path / "dist")])
     assert built.returncode == 0, built.stderr
     wheel = next((tmp_path / "dist").glob("horovod_cluster-*.whl"))
+    with zipfile.ZipFile(wheel) as archive:  # issue 44: typed, licensed
+        names = archive.namelist()
+    assert "horovod_cluster/py.typed" in names and "horovod_cluster/schemas/rollout.schema.json" in names
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
 
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)

@@ -111,8 +111,8 @@ def test_the_artifact_carries_the_collection_only(collection):
     with tarfile.open(tarball) as tar:
         names = tar.getnames()
     tops = {name.split("/")[0] for name in names}
-    assert tops == {"MANIFEST.json", "FILES.json", "README.md", "CHANGELOG.md", "requirements.yml", "site.yml",
-                    "meta", "docs", "playbooks", "plugins", "roles"}
+    assert tops == {"MANIFEST.json", "FILES.json", "LICENSE", "README.md", "CHANGELOG.md", "requirements.yml",
+                    "site.yml", "meta", "docs", "playbooks", "plugins", "roles"}
     assert "playbooks/site.yml" in names and "meta/runtime.yml" in names
     for role in ROLES:
         assert f"roles/{role}/meta/argument_specs.yml" in names
