@@ -1,0 +1,309 @@
+"""The python_env role's decision, as pure functions (used by roles/python_env/tasks/decide.yml).
+
+decide.yml gathers the inputs (facts, the role's variables with their booleans already read by
+Ansible's `bool`, the tables of vars/main.yml and what the controller's file system shows) and calls:
+
+Step 1: `python_env_platform(inputs)` -> the platform, the manager and the torch build:
+    {"system", "arch", "machine", "gpu_count", "cuda_fact", "cuda_version", "venv_interpreter",
+     "conda_platform", "method", "variant", "torch_requirement", "py", "set_dir", "marker",
+     "flat_glob", "checks"}
+  `checks` are the variable checks, one {"var", "ok", "msg"} per variable (decide.yml asserts them
+  in a loop, so a refusal names the variable and the allowed form).
+  `set_dir`, `marker` and `flat_glob` name what decide.yml looks at on the controller next.
+
+Step 2: `python_env_plan(decided, inputs, seen)` -> step 1's result updated with
+    {"wheel_dir", "fill", "wheels", "pip_options", "requirements", "plan", "checks"}
+  seen: what the controller's file system shows for step 1's paths:
+    {"set_dir_is_dir": bool, "complete": bool (the set's marker is a file),
+     "flat_torch": [paths matching flat_glob], "wheelhouse_wheels": [names], "set_wheels": [names],
+     "present": [paths of python_env_wheelhouse_files found in the wheelhouse or the set's folder]}
+  `plan` is the published plan but its installer (decide-conda.yml adds it for conda).
+
+`python_env_wheels(names, system, arch)` -> the wheel names that fit the host (sorted).
+"""
+from __future__ import annotations
+
+import re
+
+_BOOL_WORDS = ("true", "false", "yes", "no", "1", "0")
+
+
+def _text(value) -> str:
+    """A value as Jinja's `string` filter writes it."""
+    return str(value)
+
+
+def _int(value, default: int = 0) -> int:
+    """Jinja's `int` filter: a number, else the default."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        try:
+            return int(float(value))
+        except (TypeError, ValueError):
+            return default
+
+
+def _machine(system: str, arch: str) -> str:
+    """The host's platform.machine() (macOS says arm64), in wheel names and environment markers alike."""
+    return "arm64" if system == "Darwin" and arch == "aarch64" else arch
+
+
+def python_env_wheels(names, system: str, arch: str) -> list:
+    """The wheels whose platform tag is 'any' or names this OS and architecture."""
+    machine = _machine(system, arch)
+    fitting = []
+    for name in sorted(names or []):
+        tag = re.sub(r"\.whl$", "", name).split("-")[-1]
+        if (tag == "any"
+                or (system == "Linux" and "linux" in tag and machine in tag)
+                or (system == "Darwin" and "macosx" in tag and (machine in tag or "universal2" in tag))):
+            fitting.append(name)
+    return fitting
+
+
+def _check(var: str, ok: bool, msg: str) -> dict:
+    return {"var": var, "ok": bool(ok), "msg": msg}
+
+
+def python_env_platform(inputs: dict) -> dict:
+    inputs = dict(inputs or {})
+    facts = dict(inputs.get("facts") or {})
+    v = dict(inputs.get("vars") or {})
+    tables = dict(inputs.get("tables") or {})
+    seen = dict(inputs.get("seen") or {})
+
+    # preflight's hvc_platform normalizes arch (macOS arm64 -> aarch64) and knows the userland:
+    # a Pi with a 64-bit kernel and 32-bit Pi OS is armv7l for installers.
+    hvc = dict(facts.get("hvc_platform") or {})
+    system = hvc["system"] if "system" in hvc else facts.get("system")
+    arch = hvc["arch"] if "arch" in hvc else facts.get("architecture")
+    if _int(hvc.get("userland_bits", 64)) == 32 and arch in ("aarch64", "arm64"):
+        arch = "armv7l"
+    gpu = hvc["gpu"] if "gpu" in hvc else {}
+    gpu = dict(gpu or {})
+    gpu_count = _int(gpu.get("count", 0))
+    # The driver's CUDA version: only a fallback for python_env_cuda_version (the toolkit's).
+    cuda_fact = gpu.get("cuda_version") or ""
+    venv_python = v.get("python_env_venv_python") or ""
+    venv_interpreter = venv_python if len(venv_python) > 0 else tables.get("venv_python_default")
+
+    torch_version = _text(v.get("python_env_torch_version"))
+    python_version = _text(v.get("python_env_python_version"))
+    conda_version = _text(v.get("python_env_conda_version"))
+    cuda_version = _text(v.get("python_env_cuda_version"))
+    fill_raw = v.get("python_env_wheelhouse_fill")
+    fill_wanted = bool(v.get("python_env_wheelhouse_fill_bool"))
+    offline = bool(v.get("python_env_offline"))
+    wheelhouse = v.get("python_env_wheelhouse") or ""
+    ca_bundle = v.get("cluster_ca_bundle") or ""
+    wheelhouse_files = list(v.get("python_env_wheelhouse_files") or [])
+    pip_packages = [str(p) for p in v.get("python_env_pip_packages") or []]
+    training = [str(p) for p in v.get("python_env_training_packages") or []]
+    unpinned = [p for p in pip_packages if re.search(tables["framework_re"], p) and not re.search("==", p)]
+    bad_training = [p for p in training if not re.search(tables["package_re"], p)]
+
+    checks = [
+        _check("python_env_torch_version",
+               torch_version == "" or re.search(tables["version_regex"], torch_version),
+               f"python_env_torch_version is '{torch_version}'; expected a release like 2.13.0"
+               " (no operator, no local tag), or empty"),
+        _check("python_env_python_version", re.search(r"^3\.[0-9]+$", python_version),
+               f"python_env_python_version is '{python_version}'; expected major.minor like 3.11"),
+        _check("python_env_conda_version",
+               conda_version == "" or re.search(tables["conda_version_regex"], conda_version),
+               f"python_env_conda_version is '{conda_version}'; expected like 25.3.0-3 (Miniforge)"
+               " or py311_24.9.2-0 (Miniconda), or empty"),
+        _check("python_env_cuda_version",
+               cuda_version == "" or re.search(tables["cuda_version_regex"], cuda_version),
+               f"python_env_cuda_version is '{cuda_version}'; expected major.minor like 12.4, or empty"),
+        _check("python_env_wheelhouse_fill", str(fill_raw).lower() in _BOOL_WORDS,
+               f"python_env_wheelhouse_fill is '{fill_raw}'; allowed: true, false"),
+        _check("python_env_offline", not offline or len(wheelhouse) > 0,
+               "python_env_offline is true but python_env_wheelhouse is empty: offline installs need a wheelhouse"),
+        _check("python_env_wheelhouse",
+               len(wheelhouse) == 0 or seen.get("wheelhouse_is_dir") or fill_wanted,
+               f"python_env_wheelhouse '{wheelhouse}' is not a folder on the controller, and"
+               " python_env_wheelhouse_fill is false (nothing would fill it)"),
+        _check("cluster_ca_bundle", len(ca_bundle) == 0 or seen.get("ca_bundle_is_file"),
+               f"cluster_ca_bundle '{ca_bundle}' is not a file on the controller"),
+        _check("python_env_wheelhouse_files", len(wheelhouse_files) == 0 or len(wheelhouse) > 0,
+               "python_env_wheelhouse_files is set but python_env_wheelhouse (the folder) is empty"),
+        # Horovod is compiled against the framework installed here: an unpinned one changes under it.
+        _check("python_env_pip_packages", not unpinned,
+               f"python_env_pip_packages lists {_json(unpinned)} without an exact version; allowed for the"
+               " frameworks Horovod builds against: a pin with == (e.g. torch==2.13.0, tensorflow==2.15.1), or"
+               " python_env_torch_version for torch"),
+        # They reach pip's argv and a marker's file name: a requirement, never an option or a path.
+        _check("python_env_training_packages", not bad_training,
+               f"python_env_training_packages lists {_json(bad_training)}; allowed: a package name with"
+               " optional extras and version (numpy, numpy==2.2.6, numpy>=1.26,<3), or [] for none"),
+    ]
+
+    # The manager (armv7l has no conda installer).
+    manager = v.get("python_env_manager")
+    conda_platform = ((tables.get("conda_platforms") or {}).get(system) or {}).get(arch) or ""
+    method = "conda" if manager == "conda" and len(conda_platform) > 0 else "venv"
+    distribution = v.get("python_env_conda_distribution")
+    checks.append(_check(
+        "python_env_conda_force",
+        not (manager == "conda" and method == "venv" and v.get("python_env_conda_force")),
+        f"python_env_conda_force is true but {system}/{arch} has no {distribution} installer (conda exists"
+        " for Linux-x86_64, Linux-aarch64, MacOSX-x86_64, MacOSX-arm64). Set python_env_conda_force: false"
+        " to fall back to venv, or python_env_manager: venv."))
+
+    # The torch build and its requirement.
+    variant_wanted = v.get("python_env_torch_variant")
+    variant = ("cpu" if system == "Darwin"
+               else variant_wanted if variant_wanted != "auto"
+               else "cuda" if gpu_count > 0 or v.get("python_env_cuda_build_host")
+               else "cpu")
+    # The CPU build of torch for Linux x86_64 carries the +cpu local version; PyPI's is the CUDA build.
+    cpu_local = variant == "cpu" and system == "Linux" and arch == "x86_64"
+    requirement = "" if torch_version == "" else f"torch=={torch_version}" + ("+cpu" if cpu_local else "")
+    # The environment's Python, for the wheels the controller downloads: conda's is pinned; a default
+    # venv on Linux uses the distro python3, the one Ansible runs (facts); else python_env_python_version.
+    python = facts.get("python")
+    if manager == "venv" and len(venv_python) == 0 and system == "Linux" and python is not None:
+        py = f"{python['version']['major']}.{python['version']['minor']}"
+    else:
+        py = python_version
+
+    # The controller wheelhouse holds one folder per wheel set (OS, arch, Python, torch build), e.g.
+    # linux-x86_64-cp311-cpu; the marker names everything the set was filled with, so a set filled
+    # before a training package was added is filled again (pip keeps the wheels already there).
+    machine = _machine(system, arch)
+    set_name = f"{str(system).lower()}-{arch}-cp{py.replace('.', '')}-{variant}"
+    marker = re.sub(r"[^A-Za-z0-9.+_-]", "_", "_".join([requirement] + training).replace("==", "-")) + ".complete"
+    # A flat folder of the user's own that already has this host's torch needs no download.
+    flat_glob = (f"{wheelhouse}/{requirement.replace('==', '-')}-*{machine}.whl"
+                 if len(wheelhouse) > 0 and seen.get("wheelhouse_is_dir") and len(requirement) > 0 else "")
+    return {
+        "system": system, "arch": arch, "machine": machine, "gpu_count": gpu_count, "cuda_fact": cuda_fact,
+        "cuda_version": cuda_version if len(cuda_version) > 0 else cuda_fact,
+        "venv_interpreter": venv_interpreter, "conda_platform": conda_platform, "method": method,
+        "variant": variant, "torch_requirement": requirement, "py": py,
+        "set_dir": f"{wheelhouse}/{set_name}", "marker": marker, "flat_glob": flat_glob, "checks": checks,
+    }
+
+
+def _json(value) -> str:
+    import json
+
+    return json.dumps(value)
+
+
+def python_env_plan(decided: dict, inputs: dict, seen: dict | None = None) -> dict:
+    d = dict(decided or {})
+    inputs = dict(inputs or {})
+    v = dict(inputs.get("vars") or {})
+    tables = dict(inputs.get("tables") or {})
+    seen = dict(seen or {})
+    system, arch, py, variant = d["system"], d["arch"], d["py"], d["variant"]
+    requirement = d["torch_requirement"]
+    wheelhouse = v.get("python_env_wheelhouse") or ""
+    training = list(v.get("python_env_training_packages") or [])
+    pip_packages = list(v.get("python_env_pip_packages") or [])
+    wheelhouse_files = list(v.get("python_env_wheelhouse_files") or [])
+    offline = bool(v.get("python_env_offline"))
+    cpu_index = v.get("python_env_torch_cpu_index_url") or ""
+    cuda_index = v.get("python_env_torch_cuda_index_url") or ""
+    set_dir = d["set_dir"]
+
+    # The wheel set and whether the controller must download it.
+    complete = bool(seen.get("complete"))
+    in_flat = bool(d.get("flat_glob")) and len(seen.get("flat_torch") or []) > 0
+    fill_wanted = (bool(v.get("python_env_wheelhouse_fill_bool")) and len(wheelhouse) > 0
+                   and len(requirement) > 0 and not complete and not in_flat)
+    if len(wheelhouse) == 0:
+        wheel_dir = ""
+    elif in_flat and not complete:
+        wheel_dir = wheelhouse
+    else:
+        wheel_dir = set_dir if (seen.get("set_dir_is_dir") or fill_wanted) else wheelhouse
+    fill = {}
+    if fill_wanted:
+        index = cpu_index if variant == "cpu" else cuda_index
+        # A +cpu pin is tried with the controller's own pip configuration first (a mirror or find-links
+        # may have it), then with the CPU index; other builds go straight to their index, if any.
+        index_second = len(index) > 0 and "+cpu" in requirement
+        index_first = ["--extra-index-url", index] if len(index) > 0 and not index_second else []
+        platforms = (tables.get("pip_platforms") or {}).get(f"{system}-{arch}") or []
+        argv = (["pip", "download", "--disable-pip-version-check", "--no-input", "--only-binary=:all:",
+                 "--dest", set_dir, "--python-version", py, "--implementation", "cp"]
+                + ["--platform=" + p for p in platforms] + [requirement] + training)
+        # target: the host's platform as pip's environment markers see it (system, machine, Python X.Y)
+        fill = {"dir": set_dir, "requirement": requirement, "marker": d["marker"],
+                "target": [system, d["machine"], py],
+                "attempts": [argv + index_first] + ([argv + ["--extra-index-url", index]] if index_second else [])}
+
+    # The wheels this host gets: python_env_wheelhouse_files, or every wheel of its folder that fits it.
+    checks = []
+    if wheelhouse_files:
+        names = wheelhouse_files
+        if not fill:
+            present = set(seen.get("present") or [])
+            checks += [_check("python_env_wheelhouse_files", f"{wheel_dir}/{name}" in present,
+                              f"python_env_wheelhouse_files: '{name}' is missing from"
+                              f" '{wheel_dir}' (python_env_wheelhouse)") for name in wheelhouse_files]
+    elif len(wheel_dir) == 0:
+        names = []
+    elif wheel_dir == set_dir and wheel_dir != wheelhouse:
+        names = seen.get("set_wheels") or []
+    else:
+        names = seen.get("wheelhouse_wheels") or []
+    wheels = python_env_wheels([str(n) for n in names], system, arch)
+
+    # pip sources, written as option lines at the top of the requirements file (pip honours them there).
+    torch_in_wheelhouse = bool(fill) or any(
+        re.match(re.escape(requirement.replace("==", "-")) + "-", w) for w in wheels)
+    has_wheels = len(wheels) > 0 or bool(fill)
+    if offline or requirement == "" or torch_in_wheelhouse:
+        index = ""
+    elif variant == "cpu" and system == "Linux":
+        index = cpu_index
+    elif variant == "cuda":
+        index = cuda_index
+    else:
+        index = ""
+    pip_options = ((["--find-links " + str(v.get("python_env_wheelhouse_dest"))] if has_wheels else [])
+                   + (["--no-index"] if offline else [])
+                   + (["--extra-index-url " + index] if len(index) > 0 else []))
+    requirements = ([requirement] if len(requirement) > 0 else []) + training + pip_packages
+
+    torch_version = _text(v.get("python_env_torch_version"))
+    checks.append(_check(
+        "python_env_offline",
+        not offline or requirement == "" or bool(fill)
+        or any(re.match("torch-" + re.escape(torch_version), w) for w in wheels),
+        f"python_env_offline is true but python_env_wheelhouse '{wheelhouse}' has no wheel for"
+        f" {requirement} on {system}/{arch} (python_env_torch_version)"))
+
+    manager = v.get("python_env_manager")
+    method = d["method"]
+    if manager == "conda" and method == "venv":
+        reason = f"{arch}: no {v.get('python_env_conda_distribution')} installer, using venv"
+    else:
+        reason = f"python_env_manager: {manager} on {system}/{arch}"
+    env_path = (f"{v.get('python_env_conda_prefix')}/envs/{v.get('python_env_conda_env_name')}"
+                if method == "conda" else v.get("python_env_path"))
+    plan = {
+        "action": "install", "method": method, "reason": reason, "platform": f"{system}/{arch}",
+        "env_path": env_path, "python": f"{env_path}/bin/python", "torch_variant": variant,
+        "torch_requirement": requirement, "wheels": wheels, "wheel_dir": wheel_dir,
+        # What the controller downloads into its wheelhouse first ({} = nothing: present or not wanted).
+        "fill": fill, "pip_options": pip_options, "requirements": requirements,
+        "installer": {},
+        # whether the rollout creates it as root (the inventory's ansible_become; a user-space host: false)
+        "become": bool(v.get("become")),
+    }
+    return {**d, "wheel_dir": wheel_dir, "fill": fill, "wheels": wheels, "pip_options": pip_options,
+            "requirements": requirements, "plan": plan, "checks": checks}
+
+
+class FilterModule:
+    """python_env_platform, python_env_plan, python_env_wheels."""
+
+    def filters(self):
+        return {"python_env_platform": python_env_platform, "python_env_plan": python_env_plan,
+                "python_env_wheels": python_env_wheels}

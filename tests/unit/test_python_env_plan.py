@@ -1,0 +1,257 @@
+"""python_env's decision as pure functions (plugins/filter/python_env_plan.py), called directly over the
+inputs decide.yml gathers: venv vs conda, cpu vs cuda torch, armv7l/aarch64/x86_64, macOS, offline and
+wheelhouse sets (the same cases tests/integration/test_python_env_decide.py runs through ansible)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from python_env_plan import python_env_plan, python_env_platform, python_env_wheels
+
+ROLE = Path(__file__).resolve().parents[2] / "roles" / "python_env"
+TABLES_SRC = yaml.safe_load((ROLE / "vars" / "main.yml").read_text(encoding="utf-8"))
+TABLES = {"venv_python_default": "/usr/bin/python3",
+          "conda_platforms": TABLES_SRC["__python_env_conda_platforms"],
+          "pip_platforms": TABLES_SRC["__python_env_pip_platforms"],
+          "version_regex": TABLES_SRC["__python_env_version_regex"],
+          "conda_version_regex": TABLES_SRC["__python_env_conda_version_regex"],
+          "cuda_version_regex": TABLES_SRC["__python_env_cuda_version_regex"],
+          "framework_re": TABLES_SRC["__python_env_framework_re"],
+          "package_re": TABLES_SRC["__python_env_package_re"]}
+VARS = {"python_env_manager": "venv", "python_env_path": "/opt/horovod/venv", "python_env_venv_python": "",
+        "python_env_python_version": "3.11", "python_env_conda_distribution": "miniforge",
+        "python_env_conda_version": "", "python_env_conda_prefix": "/opt/conda", "python_env_conda_env_name": "horovod",
+        "python_env_conda_force": False, "python_env_wheelhouse": "", "python_env_wheelhouse_fill": True,
+        "python_env_wheelhouse_fill_bool": True, "python_env_wheelhouse_files": [],
+        "python_env_wheelhouse_dest": "/opt/horovod/wheelhouse", "python_env_offline": False,
+        "python_env_torch_version": "", "python_env_torch_variant": "auto", "python_env_cuda_build_host": False,
+        "python_env_cuda_version": "", "python_env_torch_cpu_index_url": "https://download.pytorch.org/whl/cpu",
+        "python_env_torch_cuda_index_url": "", "python_env_pip_packages": [],
+        "python_env_training_packages": ["numpy"], "cluster_ca_bundle": "", "become": True}
+DEBIAN_AMD64 = {"system": "Linux", "architecture": "x86_64", "python": {"version": {"major": 3, "minor": 11}}}
+PI_ARMV7L = {**DEBIAN_AMD64, "architecture": "armv7l"}
+PI_ARM64 = {**DEBIAN_AMD64, "architecture": "aarch64"}
+UBUNTU_GPU = {"system": "Linux", "architecture": "x86_64", "python": {"version": {"major": 3, "minor": 12}},
+              "hvc_platform": {"system": "Linux", "arch": "x86_64", "userland_bits": 64,
+                               "gpu": {"count": 2, "cuda_version": "13.0", "present": True}}}
+PI_32BIT_USERLAND = {**PI_ARM64, "hvc_platform": {"system": "Linux", "arch": "aarch64", "userland_bits": 32,
+                                                   "gpu": {"count": 0}}}
+MAC_ARM64 = {"system": "Darwin", "architecture": "arm64",
+             "hvc_platform": {"system": "Darwin", "arch": "aarch64", "userland_bits": 64}}
+WH = "/ctl/wheelhouse"
+
+
+def inputs(facts, seen=None, **variables):
+    return {"facts": facts, "vars": {**VARS, **variables}, "tables": TABLES,
+            "seen": {"wheelhouse_is_dir": False, "ca_bundle_is_file": False, **(seen or {})}}
+
+
+def decide(facts, seen1=None, seen2=None, **variables):
+    """Both steps; returns (decision, failed checks' messages): decide.yml stops at step 1's refusals."""
+    given = inputs(facts, seen1, **variables)
+    first = python_env_platform(given)
+    second = python_env_plan(first, given, seen2 or {})
+    failed = [c["msg"] for c in first["checks"] if not c["ok"]]
+    return second, failed or [c["msg"] for c in second["checks"] if not c["ok"]]
+
+
+def test_default_is_venv_on_debian():
+    d, failed = decide(DEBIAN_AMD64)
+    assert not failed
+    plan = d["plan"]
+    assert plan["method"] == "venv" and plan["action"] == "install"
+    assert plan["python"] == "/opt/horovod/venv/bin/python"
+    assert plan["reason"] == "python_env_manager: venv on Linux/x86_64" and plan["platform"] == "Linux/x86_64"
+    assert d["py"] == "3.11" and d["venv_interpreter"] == "/usr/bin/python3"
+    assert plan["requirements"] == ["numpy"] and plan["become"] is True and plan["installer"] == {}
+
+
+@pytest.mark.parametrize("facts", [PI_ARMV7L, PI_32BIT_USERLAND])
+def test_conda_on_armv7l_falls_back_to_venv_with_reason(facts):
+    d, failed = decide(facts, python_env_manager="conda")
+    assert not failed
+    assert d["arch"] == "armv7l" and d["conda_platform"] == ""
+    assert d["plan"]["method"] == "venv"
+    assert d["plan"]["reason"] == "armv7l: no miniforge installer, using venv"
+
+
+def test_conda_on_armv7l_forced_is_refused_naming_the_variable():
+    _, failed = decide(PI_ARMV7L, python_env_manager="conda", python_env_conda_force=True)
+    assert failed == ["python_env_conda_force is true but Linux/armv7l has no miniforge installer (conda exists for "
+                      "Linux-x86_64, Linux-aarch64, MacOSX-x86_64, MacOSX-arm64). Set python_env_conda_force: false "
+                      "to fall back to venv, or python_env_manager: venv."]
+
+
+@pytest.mark.parametrize(("facts", "platform"), [(DEBIAN_AMD64, "Linux-x86_64"), (PI_ARM64, "Linux-aarch64"),
+                                                 (MAC_ARM64, "MacOSX-arm64")])
+def test_conda_platforms(facts, platform):
+    d, failed = decide(facts, python_env_manager="conda")
+    assert not failed
+    assert d["method"] == "conda" and d["conda_platform"] == platform
+    assert d["plan"]["python"] == "/opt/conda/envs/horovod/bin/python"
+    # conda's Python is the pinned one, not the host's python3
+    assert d["py"] == "3.11"
+
+
+def test_gpu_host_gets_cuda_torch_and_the_cuda_version_from_facts():
+    d, failed = decide(UBUNTU_GPU, python_env_torch_version="2.13.0", python_env_manager="conda")
+    assert not failed
+    assert d["variant"] == "cuda" and d["torch_requirement"] == "torch==2.13.0" and d["cuda_version"] == "13.0"
+    pinned, _ = decide(UBUNTU_GPU, python_env_cuda_version="12.4")
+    assert pinned["cuda_version"] == "12.4"
+
+
+def test_cpu_host_gets_the_cpu_build_and_reaches_the_cpu_index_without_a_wheelhouse():
+    d, failed = decide(DEBIAN_AMD64, python_env_torch_version="2.13.0", python_env_wheelhouse_fill=False,
+                       python_env_wheelhouse_fill_bool=False)
+    assert not failed
+    assert d["variant"] == "cpu" and d["torch_requirement"] == "torch==2.13.0+cpu"
+    assert d["pip_options"] == ["--extra-index-url https://download.pytorch.org/whl/cpu"]
+    assert d["wheel_dir"] == "" and d["fill"] == {}
+
+
+@pytest.mark.parametrize(("facts", "variables", "variant", "requirement"), [
+    (DEBIAN_AMD64, {"python_env_cuda_build_host": True}, "cuda", "torch==2.13.0"),
+    (UBUNTU_GPU, {"python_env_torch_variant": "cpu"}, "cpu", "torch==2.13.0+cpu"),
+    (PI_ARM64, {}, "cpu", "torch==2.13.0"),  # only Linux x86_64 torch carries +cpu
+    (MAC_ARM64, {"python_env_torch_variant": "cuda"}, "cpu", "torch==2.13.0"),  # macOS: always the CPU build
+])
+def test_torch_build(facts, variables, variant, requirement):
+    d, _ = decide(facts, python_env_torch_version="2.13.0", **variables)
+    assert (d["variant"], d["torch_requirement"]) == (variant, requirement)
+
+
+def test_controller_downloads_each_wheel_set_it_lacks():
+    d, failed = decide(DEBIAN_AMD64, python_env_torch_version="2.13.0", python_env_wheelhouse=WH)
+    assert not failed
+    fill = d["fill"]
+    assert fill["dir"] == f"{WH}/linux-x86_64-cp311-cpu" == d["wheel_dir"]
+    assert fill["requirement"] == "torch==2.13.0+cpu" and fill["marker"] == "torch-2.13.0+cpu_numpy.complete"
+    first, second = fill["attempts"]
+    assert "--extra-index-url" not in first and first[-2:] == ["torch==2.13.0+cpu", "numpy"]
+    assert second[-2:] == ["--extra-index-url", "https://download.pytorch.org/whl/cpu"]
+    assert {"--python-version", "3.11", "--only-binary=:all:", "--platform=manylinux_2_28_x86_64"} <= set(first)
+    assert fill["target"] == ["Linux", "x86_64", "3.11"]
+    assert d["pip_options"] == ["--find-links /opt/horovod/wheelhouse"]
+    assert d["requirements"] == ["torch==2.13.0+cpu", "numpy"]
+    gpu, _ = decide(UBUNTU_GPU, python_env_torch_version="2.14.1", python_env_wheelhouse=WH)
+    assert gpu["fill"]["dir"] == f"{WH}/linux-x86_64-cp312-cuda" and gpu["fill"]["target"][2] == "3.12"
+    assert len(gpu["fill"]["attempts"]) == 1 and gpu["fill"]["attempts"][0][-2] == "torch==2.14.1"
+    # a CUDA index, when set, is used straight away
+    indexed, _ = decide(UBUNTU_GPU, python_env_torch_version="2.14.1", python_env_wheelhouse=WH,
+                        python_env_torch_cuda_index_url="https://idx.invalid/cu124")
+    assert indexed["fill"]["attempts"][0][-2:] == ["--extra-index-url", "https://idx.invalid/cu124"]
+
+
+def test_macos_set_names_arm64_in_its_target():
+    d, _ = decide(MAC_ARM64, python_env_torch_version="2.13.0", python_env_wheelhouse=WH)
+    assert d["fill"]["dir"] == f"{WH}/darwin-aarch64-cp311-cpu"
+    assert d["fill"]["target"] == ["Darwin", "arm64", "3.11"]
+    assert "--platform=macosx_11_0_universal2" in d["fill"]["attempts"][0]
+
+
+def test_a_complete_set_is_not_downloaded_again():
+    wheel = "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"
+    seen = {"set_dir_is_dir": True, "complete": True, "set_wheels": [wheel, "torch-2.13.0-cp311-cp311-macosx_11_0_arm64.whl"]}
+    d, failed = decide(DEBIAN_AMD64, {"wheelhouse_is_dir": True}, seen, python_env_torch_version="2.13.0",
+                       python_env_wheelhouse=WH)
+    assert not failed
+    assert d["fill"] == {} and d["wheels"] == [wheel] and d["wheel_dir"] == f"{WH}/linux-x86_64-cp311-cpu"
+    # torch is in the wheelhouse: no index
+    assert d["pip_options"] == ["--find-links /opt/horovod/wheelhouse"]
+
+
+def test_training_packages_travel_with_torch():
+    pinned, failed = decide(DEBIAN_AMD64, python_env_torch_version="2.13.0", python_env_wheelhouse=WH,
+                            python_env_training_packages=["numpy==2.2.6", "pandas"])
+    assert not failed
+    assert pinned["fill"]["attempts"][0][-3:] == ["torch==2.13.0+cpu", "numpy==2.2.6", "pandas"]
+    assert pinned["fill"]["marker"] == "torch-2.13.0+cpu_numpy-2.2.6_pandas.complete"
+    none, _ = decide(DEBIAN_AMD64, python_env_torch_version="2.13.0", python_env_wheelhouse=WH,
+                     python_env_training_packages=[])
+    assert none["fill"]["marker"] == "torch-2.13.0+cpu.complete" and none["requirements"] == ["torch==2.13.0+cpu"]
+
+
+def test_a_flat_wheelhouse_with_the_hosts_torch_is_used_as_it_is_offline():
+    names = ["torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl",
+             "torch-2.13.0-cp311-cp311-manylinux_2_28_aarch64.whl", "filelock-3.16.1-py3-none-any.whl"]
+    first = python_env_platform(inputs(DEBIAN_AMD64, {"wheelhouse_is_dir": True}, python_env_torch_version="2.13.0",
+                                       python_env_wheelhouse=WH, python_env_offline=True))
+    assert first["flat_glob"] == f"{WH}/torch-2.13.0+cpu-*x86_64.whl"
+    d, failed = decide(DEBIAN_AMD64, {"wheelhouse_is_dir": True},
+                       {"flat_torch": [f"{WH}/{names[0]}"], "wheelhouse_wheels": names},
+                       python_env_torch_version="2.13.0", python_env_wheelhouse=WH, python_env_offline=True)
+    assert not failed
+    assert d["fill"] == {} and d["wheel_dir"] == WH
+    assert d["wheels"] == [names[2], names[0]]
+    assert d["pip_options"] == ["--find-links /opt/horovod/wheelhouse", "--no-index"]
+
+
+def test_offline_without_the_torch_wheel_is_refused():
+    _, failed = decide(DEBIAN_AMD64, {"wheelhouse_is_dir": True}, {"wheelhouse_wheels": ["filelock-3.16.1-py3-none-any.whl"]},
+                       python_env_torch_version="2.13.0", python_env_wheelhouse=WH, python_env_offline=True,
+                       python_env_wheelhouse_fill=False, python_env_wheelhouse_fill_bool=False)
+    assert failed == [f"python_env_offline is true but python_env_wheelhouse '{WH}' has no wheel for torch==2.13.0+cpu "
+                      "on Linux/x86_64 (python_env_torch_version)"]
+
+
+def test_listed_wheelhouse_files_must_exist():
+    listed = ["torch-9.9.9-py3-none-any.whl"]
+    _, failed = decide(DEBIAN_AMD64, {"wheelhouse_is_dir": True}, {"present": []}, python_env_wheelhouse=WH,
+                       python_env_wheelhouse_files=listed)
+    assert failed == [f"python_env_wheelhouse_files: 'torch-9.9.9-py3-none-any.whl' is missing from '{WH}' "
+                      "(python_env_wheelhouse)"]
+    d, failed = decide(DEBIAN_AMD64, {"wheelhouse_is_dir": True}, {"present": [f"{WH}/{listed[0]}"]},
+                       python_env_wheelhouse=WH, python_env_wheelhouse_files=listed)
+    assert not failed and d["wheels"] == listed
+
+
+@pytest.mark.parametrize(("variables", "message"), [
+    ({"python_env_torch_version": "==2.13.0"},
+     "python_env_torch_version is '==2.13.0'; expected a release like 2.13.0 (no operator, no local tag), or empty"),
+    ({"python_env_torch_version": "latest"}, "python_env_torch_version is 'latest'"),
+    ({"python_env_python_version": "3"}, "python_env_python_version is '3'; expected major.minor like 3.11"),
+    ({"python_env_conda_version": "25.3"},
+     "python_env_conda_version is '25.3'; expected like 25.3.0-3 (Miniforge) or py311_24.9.2-0 (Miniconda), or empty"),
+    ({"python_env_cuda_version": "12"}, "python_env_cuda_version is '12'; expected major.minor like 12.4, or empty"),
+    ({"python_env_wheelhouse_fill": "sometimes"}, "python_env_wheelhouse_fill is 'sometimes'; allowed: true, false"),
+    ({"python_env_offline": True},
+     "python_env_offline is true but python_env_wheelhouse is empty: offline installs need a wheelhouse"),
+    ({"python_env_wheelhouse": "/nonexistent/wheels", "python_env_wheelhouse_fill_bool": False},
+     "python_env_wheelhouse '/nonexistent/wheels' is not a folder on the controller, and python_env_wheelhouse_fill "
+     "is false (nothing would fill it)"),
+    ({"cluster_ca_bundle": "/nonexistent/ca.pem"}, "cluster_ca_bundle '/nonexistent/ca.pem' is not a file on the controller"),
+    ({"python_env_wheelhouse_files": ["x-1-py3-none-any.whl"]},
+     "python_env_wheelhouse_files is set but python_env_wheelhouse (the folder) is empty"),
+    ({"python_env_pip_packages": ["torch>=2.1"]},
+     'python_env_pip_packages lists ["torch>=2.1"] without an exact version; allowed for the frameworks Horovod builds '
+     "against: a pin with == (e.g. torch==2.13.0, tensorflow==2.15.1), or python_env_torch_version for torch"),
+    ({"python_env_pip_packages": ["numpy==1.26.4", "TensorFlow[and-cuda]"]},
+     'python_env_pip_packages lists ["TensorFlow[and-cuda]"] without an exact'),
+    ({"python_env_training_packages": ["numpy", "--index-url=http://evil.invalid/simple"]},
+     'python_env_training_packages lists ["--index-url=http://evil.invalid/simple"]; allowed: a package name with '
+     "optional extras and version (numpy, numpy==2.2.6, numpy>=1.26,<3), or [] for none"),
+    ({"python_env_training_packages": ["numpy; touch /tmp/pwned"]}, "python_env_training_packages lists"),
+])
+def test_bad_input_is_refused_naming_the_variable(variables, message):
+    _, failed = decide(DEBIAN_AMD64, **variables)
+    assert len(failed) == 1 and failed[0].startswith(message), failed
+
+
+@pytest.mark.parametrize("variables", [{"python_env_torch_version": "2.13"}, {"python_env_pip_packages": ["torch==2.13.0"]},
+                                       {"python_env_training_packages": ["numpy>=1.26,<3", "scipy[all]"]},
+                                       {"python_env_conda_version": "py311_24.9.2-0", "python_env_cuda_version": "12.4"}])
+def test_good_input_passes(variables):
+    assert decide(DEBIAN_AMD64, **variables)[1] == []
+
+
+def test_fitting_wheels():
+    names = ["b-1-py3-none-any.whl", "torch-2-cp311-cp311-manylinux_2_28_x86_64.whl",
+             "torch-2-cp311-cp311-manylinux_2_28_aarch64.whl", "torch-2-cp311-cp311-macosx_11_0_arm64.whl",
+             "numpy-2-cp311-cp311-macosx_11_0_universal2.whl", "a-1-cp311-cp311-win_amd64.whl"]
+    assert python_env_wheels(names, "Linux", "x86_64") == [names[0], names[1]]
+    assert python_env_wheels(names, "Linux", "aarch64") == [names[0], names[2]]
+    assert python_env_wheels(names, "Darwin", "aarch64") == [names[0], names[4], names[3]]
+    assert python_env_wheels(names, "Linux", "armv7l") == [names[0]]
