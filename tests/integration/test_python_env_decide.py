@@ -23,7 +23,7 @@ PLAYBOOK = """
     - name: Run the decide step
       ansible.builtin.include_role:
         name: python_env
-        tasks_from: decide.yml
+        tasks_from: decide  # the entry point whose argument specs are checked, as plan.yml runs it
     - name: Show the plan
       ansible.builtin.debug:
         var: __python_env_plan
