@@ -16,11 +16,12 @@ from .cluster import (LAST_ROLLOUT, LAST_RUN, Cluster, UsageError, check_extra_v
                       default_artifacts_dir, load_saved)
 from .content import content_dir
 from .job import CONTROLLERS, STOP_SIGNALS, JobRefused
-from .progress import LiveProgress, PlainProgress, TaskCounts
-from .render import render
+from .ansible.runner import DEFAULT_KEEP, InventoryBusy, InventoryError
 from .results import CheckReport, Result, RolloutResult, from_json
-from .runner import DEFAULT_KEEP, InventoryBusy, InventoryError
-from .sandbox import Sandbox, SandboxError
+from .views.html import check_html
+from .views.junit import junit
+from .views.progress import LiveProgress, PlainProgress, TaskCounts
+from .views.render import render
 
 LOG_WIDTH = 1000  # outside a terminal: wide enough that no table cell or message is cut
 
@@ -60,8 +61,12 @@ def sandbox() -> None:
     """A local cluster of real Debian hosts (podman containers reached over SSH)."""
 
 
-def _progress_sandbox(status) -> Sandbox:
-    """On a terminal a live status line shows every build line; in CI logs, one line per step."""
+def _sandbox(status=None):
+    """The development sandbox, imported only by its commands (the product never loads it). With a
+    status: on a terminal a live status line shows every build line; in CI logs, one line per step."""
+    from .sandbox import Sandbox
+    if status is None:
+        return Sandbox()
     if console.is_terminal:
         def show(line: str) -> None:
             status.update(f"[bold]sandbox[/] {line[:110]}")
@@ -83,8 +88,9 @@ def _hosts_table(hosts) -> Table:
               help="arm64 hosts, the Raspberry Pi OS stand-in (built under qemu on demand)")
 def sandbox_up(count: int, arm64: int) -> None:
     """Build the images if missing, start the hosts, write inventories/sandbox."""
+    from .sandbox import SandboxError
     with console.status("sandbox up") as status:
-        box = _progress_sandbox(status)
+        box = _sandbox(status)
         try:
             hosts = box.up(count=count, arm64=arm64)
         except SandboxError as err:
@@ -98,8 +104,9 @@ def sandbox_up(count: int, arm64: int) -> None:
               type=click.Choice(["amd64", "arm64"]))
 def sandbox_build(arches) -> None:
     """Build the sandbox images only (molecule scenarios use them)."""
+    from .sandbox import SandboxError
     with console.status("building images") as status:
-        box = _progress_sandbox(status)
+        box = _sandbox(status)
         try:
             box.check_tools()
             box.configure_podman()
@@ -112,7 +119,7 @@ def sandbox_build(arches) -> None:
 @sandbox.command("status")
 def sandbox_status() -> None:
     """List the sandbox hosts and their addresses."""
-    hosts = Sandbox().status()
+    hosts = _sandbox().status()
     if not hosts:
         console.print("no sandbox hosts")
         return
@@ -123,7 +130,7 @@ def sandbox_status() -> None:
 @click.option("--images", is_flag=True, help="also remove the built images")
 def sandbox_down(images: bool) -> None:
     """Remove the hosts and the network (images stay cached unless --images)."""
-    removed = Sandbox().down(images=images)
+    removed = _sandbox().down(images=images)
     console.print(f"removed: {', '.join(removed) or 'nothing'}")
 
 
@@ -281,9 +288,9 @@ def _drive(opts: dict, playbook: str, action: Callable[[Cluster], Result], clust
 
 def _finish(result: Result, opts: dict) -> None:
     """The summary, then --json/--junit/--html; with `-` for any, the summary goes to stderr."""
-    outputs = [(opts.get("json_file"), result.to_json), (opts.get("junit_file"), result.to_junit)]
+    outputs = [(opts.get("json_file"), result.to_json), (opts.get("junit_file"), lambda: junit(result))]
     if isinstance(result, CheckReport):
-        outputs.append((opts.get("html_file"), result.to_html))
+        outputs.append((opts.get("html_file"), lambda: check_html(result)))
     render(result, _console(stderr=any(str(path) == "-" for path, _ in outputs)))
     for path, text in outputs:
         if path is not None and str(path) == "-":

@@ -23,7 +23,7 @@ from .content import cache_dir, content_dir as default_content_dir
 from .job import (JobRefused, JobResult, JobTimeout, OutputCallback, horovodrun_argv, interrupts_ignored, job_env,
                   job_request, launch_argv, new_job_id, only_hosts, placement, remote_command, stream)
 from .results import CheckReport, PlanResult, Result, RolloutResult, WheelhouseResult, from_json
-from .runner import (DEFAULT_KEEP, AnsibleOptions, EventCallback, InventoryError, Runner, inventory_lock,
+from .ansible.runner import (DEFAULT_KEEP, AnsibleOptions, EventCallback, InventoryError, Runner, inventory_lock,
                      load_inventory)
 from .slurm import allocation_hostfile
 

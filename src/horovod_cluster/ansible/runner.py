@@ -33,7 +33,8 @@ from typing import Any
 
 import ansible_runner
 
-from .content import cache_dir
+from ..content import cache_dir
+from ..outcome import RunOutcome
 
 EventCallback = Callable[[dict[str, Any]], None]
 DEFAULT_KEEP = 10
@@ -91,34 +92,6 @@ class AnsibleOptions:
 def absolute_at(value: str) -> str:
     """`@file` (an extra-vars file, a --limit host list) relative to the caller's folder, made absolute."""
     return "@" + str(Path(value[1:]).expanduser().resolve()) if value.startswith("@") else value
-
-
-@dataclass
-class RunOutcome:
-    """What one ansible-runner run left behind: its events and the recap."""
-
-    playbook: str
-    status: str
-    rc: int
-    artifacts: Path
-    started: float
-    finished: float
-    events: list[dict[str, Any]] = field(default_factory=list)
-    stats: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def artifact_data(self) -> dict[str, Any]:
-        """The `set_stats` data the playbook published (empty when none)."""
-        return self.stats.get("artifact_data") or {}
-
-    def stdout_tail(self, lines: int | None = 15) -> str:
-        """For humans only: when a run failed without any host failure (e.g. a syntax error), and
-        ansible's own listing of --list-hosts / --list-tags (lines=None: all of it)."""
-        path = self.artifacts / "stdout"
-        if not path.is_file():
-            return ""
-        text = path.read_text(errors="replace").splitlines()
-        return "\n".join(text[-lines:] if lines else text)
 
 
 def ansible_env(content: Path) -> dict[str, str]:
