@@ -44,7 +44,7 @@ from pathlib import Path
 
 from horovod_cluster import Cluster
 from horovod_cluster.content import content_dir
-from horovod_cluster.events import TaskLog
+from horovod_cluster.ansible.events import TaskLog
 from horovod_cluster.sandbox import Sandbox
 from cpu_use import CpuUse, describe  # this folder's: who used the cores during each first rollout
 from plan_scaleout import bracketed_plans  # this folder's: P6, "scale-out on paper"

@@ -2,7 +2,7 @@
 from .cluster import Cluster, UsageError
 from .job import JobRefused, JobResult
 from .results import CheckReport, Finding, HostResult, PlanResult, RolloutResult, TaskFailure
-from .runner import InventoryBusy, InventoryError
+from .ansible.runner import InventoryBusy, InventoryError
 
 __version__ = "0.1.0"
 __all__ = [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -16,11 +17,13 @@ from .cluster import (LAST_ROLLOUT, LAST_RUN, Cluster, UsageError, check_extra_v
                       default_artifacts_dir, load_saved)
 from .content import content_dir
 from .job import CONTROLLERS, STOP_SIGNALS, JobRefused
-from .progress import LiveProgress, PlainProgress, TaskCounts
-from .render import render
+from .ansible.options import AnsibleOptions, keyword
+from .ansible.runner import DEFAULT_KEEP, InventoryBusy, InventoryError
 from .results import CheckReport, Result, RolloutResult, from_json
-from .runner import DEFAULT_KEEP, InventoryBusy, InventoryError
-from .sandbox import Sandbox, SandboxError
+from .views.html import check_html
+from .views.junit import junit
+from .views.progress import LiveProgress, PlainProgress, TaskCounts
+from .views.render import render
 
 LOG_WIDTH = 1000  # outside a terminal: wide enough that no table cell or message is cut
 
@@ -60,8 +63,12 @@ def sandbox() -> None:
     """A local cluster of real Debian hosts (podman containers reached over SSH)."""
 
 
-def _progress_sandbox(status) -> Sandbox:
-    """On a terminal a live status line shows every build line; in CI logs, one line per step."""
+def _sandbox(status=None):
+    """The development sandbox, imported only by its commands (the product never loads it). With a
+    status: on a terminal a live status line shows every build line; in CI logs, one line per step."""
+    from .sandbox import Sandbox
+    if status is None:
+        return Sandbox()
     if console.is_terminal:
         def show(line: str) -> None:
             status.update(f"[bold]sandbox[/] {line[:110]}")
@@ -83,8 +90,9 @@ def _hosts_table(hosts) -> Table:
               help="arm64 hosts, the Raspberry Pi OS stand-in (built under qemu on demand)")
 def sandbox_up(count: int, arm64: int) -> None:
     """Build the images if missing, start the hosts, write inventories/sandbox."""
+    from .sandbox import SandboxError
     with console.status("sandbox up") as status:
-        box = _progress_sandbox(status)
+        box = _sandbox(status)
         try:
             hosts = box.up(count=count, arm64=arm64)
         except SandboxError as err:
@@ -98,8 +106,9 @@ def sandbox_up(count: int, arm64: int) -> None:
               type=click.Choice(["amd64", "arm64"]))
 def sandbox_build(arches) -> None:
     """Build the sandbox images only (molecule scenarios use them)."""
+    from .sandbox import SandboxError
     with console.status("building images") as status:
-        box = _progress_sandbox(status)
+        box = _sandbox(status)
         try:
             box.check_tools()
             box.configure_podman()
@@ -112,7 +121,7 @@ def sandbox_build(arches) -> None:
 @sandbox.command("status")
 def sandbox_status() -> None:
     """List the sandbox hosts and their addresses."""
-    hosts = Sandbox().status()
+    hosts = _sandbox().status()
     if not hosts:
         console.print("no sandbox hosts")
         return
@@ -123,7 +132,7 @@ def sandbox_status() -> None:
 @click.option("--images", is_flag=True, help="also remove the built images")
 def sandbox_down(images: bool) -> None:
     """Remove the hosts and the network (images stay cached unless --images)."""
-    removed = Sandbox().down(images=images)
+    removed = _sandbox().down(images=images)
     console.print(f"removed: {', '.join(removed) or 'nothing'}")
 
 
@@ -162,23 +171,26 @@ def _options(*options):
 
 _OUTPUT = click.Path(dir_okay=False, allow_dash=True, path_type=Path)
 
+# click's own argument for each option of ansible/options.py that takes more than plain text
+_CLICK = {"extra_vars": {"callback": _extra_vars}, "forks": {"type": click.IntRange(1)},
+          "private_key": {"type": click.Path(dir_okay=False, path_type=Path)},
+          "vault_password_files": {"type": click.Path(path_type=Path)}}
+
+
+def _ansible_option(option: dataclasses.Field):
+    """One ansible-playbook option as its table says; the click parameter is named after the field."""
+    cli = dict(option.metadata["cli"])
+    if option.metadata["asks"]:
+        cli["is_flag"] = True  # the command line asks for the password itself (see _cluster)
+    return click.option(*option.metadata["flags"], option.name, help=option.metadata["help"], **cli,
+                        **_CLICK.get(option.name, {}))
+
+
 # ansible-playbook's options every cluster command takes, with its names and meaning.
 _ANSIBLE_OPTIONS = (
     click.option("-i", "--inventory", "inventory", multiple=True, type=click.Path(path_type=Path),
                  help="inventory file or folder (repeatable) [default: the content's inventories/sandbox]"),
-    click.option("-e", "--extra-vars", "extra_vars", multiple=True, metavar="VARS", callback=_extra_vars,
-                 help="passed to ansible as given: key=value pairs, JSON or YAML, or @file (repeatable)"),
-    click.option("-f", "--forks", type=click.IntRange(1), help="hosts ansible works on at once"),
-    click.option("-u", "--user", help="connect as this user"),
-    click.option("-b", "--become", is_flag=True, help="run operations with become"),
-    click.option("-K", "--ask-become-pass", is_flag=True, help="ask for the become password"),
-    click.option("--private-key", "--key-file", "private_key", type=click.Path(dir_okay=False, path_type=Path),
-                 help="the SSH private key to connect with"),
-    click.option("--vault-password-file", multiple=True, type=click.Path(path_type=Path),
-                 help="vault password file or script (repeatable)"),
-    click.option("--ask-vault-pass", is_flag=True, help="ask for the vault password"),
-    click.option("-v", "--verbose", "verbosity", count=True,
-                 help="ansible verbosity (-v ... -vvvv); also shows ansible's own output"),
+    *(_ansible_option(option) for option in dataclasses.fields(AnsibleOptions)),
 )
 _ARTIFACT_OPTIONS = (
     click.option("--artifacts-dir", type=click.Path(file_okay=False, path_type=Path),
@@ -223,14 +235,15 @@ def _artifacts_dir(opts: dict) -> Path:
 def _cluster(opts: dict) -> Cluster:
     """The cluster of -i (or the sandbox's), with ansible-playbook's options; asks for passwords."""
     inventory = list(opts.get("inventory") or []) or [content_dir() / "inventories" / "sandbox"]
-    ask = {"become_password": ("ask_become_pass", "BECOME password"),
-           "vault_password": ("ask_vault_pass", "Vault password")}
-    passwords = {key: click.prompt(prompt, hide_input=True, err=True) if opts.get(flag) else None
-                 for key, (flag, prompt) in ask.items()}
+    ansible = {}
+    for option in dataclasses.fields(AnsibleOptions):
+        value = opts.get(option.name)
+        if option.metadata["asks"]:  # -K, --ask-vault-pass: asked here, the answer goes on
+            value = click.prompt(option.metadata["asks"], hide_input=True, err=True) if value else None
+        if option.name in opts:
+            ansible[keyword(option)] = value
     return Cluster(inventory, artifacts_dir=opts.get("artifacts_dir"), keep_runs=opts.get("keep_runs", DEFAULT_KEEP),
-                   extravars=opts.get("extra_vars", ()), forks=opts.get("forks"), verbosity=opts.get("verbosity", 0),
-                   user=opts.get("user"), become=opts.get("become", False), private_key=opts.get("private_key"),
-                   vault_password_file=opts.get("vault_password_file", ()), **passwords)
+                   **ansible)
 
 
 @contextlib.contextmanager
@@ -281,9 +294,9 @@ def _drive(opts: dict, playbook: str, action: Callable[[Cluster], Result], clust
 
 def _finish(result: Result, opts: dict) -> None:
     """The summary, then --json/--junit/--html; with `-` for any, the summary goes to stderr."""
-    outputs = [(opts.get("json_file"), result.to_json), (opts.get("junit_file"), result.to_junit)]
+    outputs = [(opts.get("json_file"), result.to_json), (opts.get("junit_file"), lambda: junit(result))]
     if isinstance(result, CheckReport):
-        outputs.append((opts.get("html_file"), result.to_html))
+        outputs.append((opts.get("html_file"), lambda: check_html(result)))
     render(result, _console(stderr=any(str(path) == "-" for path, _ in outputs)))
     for path, text in outputs:
         if path is not None and str(path) == "-":

@@ -23,7 +23,8 @@ from .content import cache_dir, content_dir as default_content_dir
 from .job import (JobRefused, JobResult, JobTimeout, OutputCallback, horovodrun_argv, interrupts_ignored, job_env,
                   job_request, launch_argv, new_job_id, only_hosts, placement, remote_command, stream)
 from .results import CheckReport, PlanResult, Result, RolloutResult, WheelhouseResult, from_json
-from .runner import (DEFAULT_KEEP, AnsibleOptions, EventCallback, InventoryError, Runner, inventory_lock,
+from .ansible.options import AnsibleOptions
+from .ansible.runner import (DEFAULT_KEEP, EventCallback, InventoryError, Runner, inventory_lock,
                      load_inventory)
 from .slurm import allocation_hostfile
 
@@ -156,10 +157,7 @@ class Cluster:
         self.artifacts_dir = Path(artifacts_dir).resolve() if artifacts_dir else default_artifacts_dir()
         self.runs_dir = runs_dir(self.artifacts_dir, self.inventory)
         self.extravars = dict(extravars) if isinstance(extravars, Mapping) else {}
-        self.options = AnsibleOptions(
-            extra_vars=[] if isinstance(extravars, Mapping) else _listed(extravars),
-            forks=forks, verbosity=verbosity, user=user, become=become, become_password=become_password,
-            private_key=private_key, vault_password_files=_listed(vault_password_file), vault_password=vault_password)
+        self.options = AnsibleOptions.from_keywords(locals())  # the keywords from `extravars` on, by their table
         self.on_event = on_event
         self.runner = Runner(self.content_dir, self.runs_dir, keep=keep_runs)
         self._inventory_data: dict[str, Any] | None = None
@@ -436,13 +434,6 @@ def recorded_plan_forks() -> int:
     more, to keep them busy while a worker starts or ends."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return cores + 1
-
-
-def _listed(value: Any) -> list:
-    """None -> [], one str or Path -> [it], a sequence -> a list."""
-    if value is None:
-        return []
-    return [value] if isinstance(value, (str, Path)) else list(value)
 
 
 def _refusal(run: RolloutResult) -> str:

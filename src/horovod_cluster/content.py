@@ -32,7 +32,3 @@ def cache_dir() -> Path:
     path = Path(os.environ.get("HOROVOD_CLUSTER_CACHE", Path.home() / ".cache" / "horovod-cluster"))
     path.mkdir(parents=True, exist_ok=True)
     return path
-
-
-def sandbox_file(name: str) -> Path:
-    return _PACKAGE_DIR / "sandbox_files" / name

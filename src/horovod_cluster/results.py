@@ -1,16 +1,16 @@
-"""Typed results of plan, rollout and check runs, with JSON and JUnit renderings.
+"""Typed results of plan, rollout and check runs, and their JSON form (the data model).
 
-Results are built only from ansible-runner events (see `RolloutResult.from_events`) and the
+Results are built only from a finished run's events (see `RolloutResult.from_outcome`) and the
 `set_stats` data the playbooks publish; `from_json` restores a saved result for `report`.
+Their renderings (terminal, JUnit, HTML) live in `horovod_cluster.views`.
 """
 from __future__ import annotations
 
 import json
-import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .runner import RunOutcome
+from .outcome import RunOutcome
 
 # The JSON documents' form (schemas/<kind>.schema.json); raised when a key goes or changes meaning.
 SCHEMA_VERSION = 1
@@ -22,6 +22,14 @@ _COUNTERS = {
     "runner_on_unreachable": "unreachable",
     "runner_on_skipped": "skipped",
 }
+
+
+class _Documented:
+    """`.to_junit()`, a documented name of every result; the rendering itself is a view's."""
+
+    def to_junit(self) -> str:
+        from .views.junit import junit  # at call time: the model never depends on its views
+        return junit(self)  # type: ignore[arg-type]
 
 
 @dataclass
@@ -67,7 +75,7 @@ class HostResult:
 
 
 @dataclass
-class RolloutResult:
+class RolloutResult(_Documented):
     """The outcome of one playbook run (rollout, retry, or the run under plan/check)."""
 
     playbook: str
@@ -162,30 +170,6 @@ class RolloutResult:
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, sort_keys=False)
 
-    def to_junit(self) -> str:
-        """One testsuite per run, one testcase per host; a failure/error names the task."""
-        suite = ET.Element("testsuite", name=self.playbook, tests=str(len(self.hosts)),
-                           failures=str(sum(1 for h in self.hosts.values() if h.failed and not h.unreachable)),
-                           errors=str(sum(1 for h in self.hosts.values() if h.unreachable)),
-                           time=f"{self.duration:.3f}")
-        for host in self.hosts.values():
-            case = ET.SubElement(suite, "testcase", classname=self.playbook, name=host.name,
-                                 time=f"{host.duration:.3f}")
-            if host.failure:
-                tag = "error" if host.failure.unreachable else "failure"
-                node = ET.SubElement(case, tag, message=f"{host.failure.task}: {host.failure.message}"[:500])
-                node.text = host.failure.message
-            elif not host.succeeded:
-                ET.SubElement(case, "failure", message=host.status)
-            if host.warnings:
-                ET.SubElement(case, "system-err").text = "\n".join(f"WARNING: {w}" for w in host.warnings)
-        if self.error:
-            case = ET.SubElement(suite, "testcase", classname=self.playbook, name="run")
-            ET.SubElement(case, "error", message="playbook run failed").text = self.error
-            suite.set("tests", str(len(self.hosts) + 1))
-            suite.set("errors", str(int(suite.get("errors", "0")) + 1))
-        return _xml([suite])
-
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RolloutResult:
         hosts = {}
@@ -222,7 +206,7 @@ def failure_message(res: dict[str, Any]) -> str:
 
 
 @dataclass
-class PlanResult:
+class PlanResult(_Documented):
     """Per host, per role: what the role's decide step will do ({action, method, reason, ...})."""
 
     hosts: dict[str, dict[str, dict[str, Any]]]
@@ -241,21 +225,13 @@ class PlanResult:
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
 
-    def to_junit(self) -> str:
-        suite = ET.Element("testsuite", name="plan", tests=str(sum(len(r) for r in self.hosts.values())))
-        for host, roles in self.hosts.items():
-            for role, plan in roles.items():
-                case = ET.SubElement(suite, "testcase", classname=f"plan.{host}", name=role)
-                ET.SubElement(case, "system-out").text = json.dumps(plan)
-        return _xml([suite, _run_suite(self.run)])
-
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PlanResult:
         return cls(hosts=data.get("hosts", {}), run=RolloutResult.from_dict(data["run"]))
 
 
 @dataclass
-class WheelhouseResult:
+class WheelhouseResult(_Documented):
     """The controller wheelhouse after a fill: per host its wheel set {dir, requirement, wheels, downloaded}."""
 
     hosts: dict[str, dict[str, Any]]
@@ -284,9 +260,6 @@ class WheelhouseResult:
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
 
-    def to_junit(self) -> str:
-        return _xml([_run_suite(self.run)])
-
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WheelhouseResult:
         return cls(hosts=data.get("hosts", {}), run=RolloutResult.from_dict(data["run"]))
@@ -304,7 +277,7 @@ class Finding:
 
 
 @dataclass
-class CheckReport:
+class CheckReport(_Documented):
     """The structured result check.yml publishes as `hvc_check`, plus the run under it.
 
     `ok` means: the run had no failed or unreachable host, every host is healthy (check.yml
@@ -362,40 +335,9 @@ class CheckReport:
         return json.dumps(self.to_dict(), indent=indent)
 
     def to_html(self) -> str:
-        """One self-contained page (inline CSS and SVG plot) for CI artifacts; see html_report."""
-        from .html_report import check_html
+        """One self-contained page (inline CSS and SVG plot) for CI artifacts, a documented name; see views.html."""
+        from .views.html import check_html  # at call time: the model never depends on its views
         return check_html(self)
-
-    def to_junit(self) -> str:
-        suite = ET.Element("testsuite", name="check")
-        names = sorted(set(self.hosts) | set(self.run.hosts))
-        for name in names:
-            case = ET.SubElement(suite, "testcase", classname="check.hosts", name=name)
-            run_host = self.run.hosts.get(name)
-            problems = list(self.hosts.get(name, {}).get("problems", []))
-            if run_host and run_host.failure:
-                problems.insert(0, f"{run_host.failure.task}: {run_host.failure.message}")
-            elif name not in self.hosts:
-                problems.append("no check result")
-            if problems:
-                ET.SubElement(case, "failure", message="; ".join(problems)[:500]).text = "\n".join(problems)
-        for finding in self.findings:
-            case = ET.SubElement(suite, "testcase", classname="check.consistency", name=finding.key)
-            if finding.severity == "warning":
-                ET.SubElement(case, "system-out").text = f"warning: {finding.message}"
-            else:
-                ET.SubElement(case, "failure", message=finding.message[:500]).text = json.dumps(finding.values)
-        for name, result in self.smoke_results.items():
-            case = ET.SubElement(suite, "testcase", classname="check.smoke", name=name)
-            if result.get("status") == "skipped":
-                ET.SubElement(case, "skipped", message=str(result.get("reason", "")))
-            elif not result.get("ok"):
-                reason = result.get("error") or result.get("reason") or "failed"
-                node = ET.SubElement(case, "failure", message=str(reason)[:500])
-                node.text = "\n".join(str(result.get(k, "")) for k in ("command", "output") if result.get(k))
-        suite.set("tests", str(len(suite)))
-        suite.set("failures", str(len(suite.findall("testcase/failure"))))
-        return _xml([suite])
 
     @classmethod
     def from_stats(cls, data: dict[str, Any] | None, run: RolloutResult) -> CheckReport:
@@ -422,14 +364,3 @@ def from_json(text: str) -> Result:
     kinds = {"rollout": RolloutResult, "plan": PlanResult, "check": CheckReport,
              "wheelhouse": WheelhouseResult}
     return kinds[data.get("kind", "rollout")].from_dict(data)
-
-
-def _run_suite(run: RolloutResult) -> ET.Element:
-    return ET.fromstring(run.to_junit()).find("testsuite")  # type: ignore[return-value]
-
-
-def _xml(suites: list[ET.Element]) -> str:
-    root = ET.Element("testsuites")
-    root.extend(suites)
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -13,7 +13,7 @@ import pytest
 
 from horovod_cluster import CheckReport, Cluster, InventoryError, PlanResult, RolloutResult, UsageError
 from horovod_cluster.cluster import recorded_plan_forks
-from horovod_cluster.events import TaskLog
+from horovod_cluster.ansible.events import TaskLog
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "api"
 CONTENT = FIXTURES / "content"

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from horovod_cluster import Cluster
-from horovod_cluster.events import TaskLog
+from horovod_cluster.ansible.events import TaskLog
 from own_sandbox import own_sandbox
 
 ROOT = Path(__file__).resolve().parents[2]

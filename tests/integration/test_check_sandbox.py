@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from horovod_cluster import Cluster
-from horovod_cluster.events import TaskLog
+from horovod_cluster.ansible.events import TaskLog
 from horovod_cluster.results import CheckReport, from_json
 from horovod_cluster.sandbox import Sandbox
 

@@ -24,7 +24,7 @@ from click.testing import CliRunner
 import horovod_cluster
 from horovod_cluster import Cluster, UsageError
 from horovod_cluster.cli import main
-from horovod_cluster.runner import in_progress
+from horovod_cluster.ansible.runner import in_progress
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CONTENT = FIXTURES / "cli" / "content"

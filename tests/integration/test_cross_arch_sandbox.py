@@ -20,7 +20,7 @@ import pytest
 
 from horovod_cluster import Cluster
 from horovod_cluster.content import cache_dir
-from horovod_cluster.events import TaskLog
+from horovod_cluster.ansible.events import TaskLog
 from own_sandbox import own_sandbox
 
 MARKER = "/opt/horovod/venv/.horovod-platform-key.json"

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from horovod_cluster import Cluster
-from horovod_cluster.events import TaskLog
+from horovod_cluster.ansible.events import TaskLog
 
 ROOT = Path(__file__).resolve().parents[2]
 SANDBOX = ROOT / "inventories" / "sandbox"

@@ -12,7 +12,7 @@ from referencing import Registry, Resource
 
 from horovod_cluster.job import JobResult
 from horovod_cluster.results import SCHEMA_VERSION, PlanResult, RolloutResult, from_json
-from horovod_cluster.runner import RunOutcome
+from horovod_cluster.outcome import RunOutcome
 
 CHECK = Path(__file__).resolve().parents[1] / "fixtures" / "check" / "sandbox-check.json"
 SCHEMAS = {path.name.split(".")[0]: json.loads(path.read_text())

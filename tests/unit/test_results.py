@@ -8,7 +8,7 @@ import pytest
 
 from horovod_cluster.cluster import UsageError, check_serial
 from horovod_cluster.results import CheckReport, PlanResult, RolloutResult, from_json
-from horovod_cluster.runner import RunOutcome
+from horovod_cluster.outcome import RunOutcome
 
 
 def event(kind: str, host: str = "", **data) -> dict:
@@ -145,7 +145,7 @@ def test_a_rollout_carries_its_closing_smoke_test():
 
     from rich.console import Console
 
-    from horovod_cluster.render import render
+    from horovod_cluster.views.render import render
 
     passed = {"gloo": {"ok": True, "size": 6, "seconds": 2.1, "ranks": [{"host": "a"}, {"host": "b"}]}}
     run = RolloutResult.from_outcome(outcome([event("runner_on_ok", "a")], {"ok": {"a": 1}}, rc=0), smoke=passed)
@@ -167,7 +167,7 @@ def test_a_rollout_says_whether_the_cluster_was_settled():
 
     from rich.console import Console
 
-    from horovod_cluster.render import render
+    from horovod_cluster.views.render import render
 
     def shown(settled):
         run = RolloutResult.from_outcome(outcome([event("runner_on_ok", "a")], {"ok": {"a": 1}}, rc=0),

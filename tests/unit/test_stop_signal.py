@@ -2,7 +2,7 @@
 import signal
 import subprocess
 
-from horovod_cluster.runner import _Stop
+from horovod_cluster.ansible.runner import _Stop
 
 
 def _playbook_stand_in() -> subprocess.Popen:

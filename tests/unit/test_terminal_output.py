@@ -7,10 +7,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from horovod_cluster.progress import PlainProgress
-from horovod_cluster.render import render
+from horovod_cluster.views.progress import PlainProgress
+from horovod_cluster.views.render import render
 from horovod_cluster.results import PlanResult, RolloutResult
-from horovod_cluster.runner import RunOutcome
+from horovod_cluster.outcome import RunOutcome
 
 REFUSAL = "host b: horovod_make_jobs is the string 'many'; allowed: a whole number"
 

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from .results import CheckReport, PlanResult, Result, RolloutResult, WheelhouseResult, smoke_results
+from ..results import CheckReport, PlanResult, Result, RolloutResult, WheelhouseResult, smoke_results
 
 _STYLE = {"ok": "green", "changed": "yellow", "failed": "bold red", "unreachable": "bold red"}
 

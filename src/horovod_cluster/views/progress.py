@@ -20,7 +20,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from .results import RolloutResult
+from ..results import RolloutResult
 
 _DONE = {"runner_on_ok": "ok", "runner_on_failed": "failed", "runner_on_skipped": "skipped",
          "runner_on_unreachable": "unreachable"}

@@ -27,98 +27,23 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import ansible_runner
 
-from .content import cache_dir
+from ..content import cache_dir
+from ..outcome import RunOutcome
+from .options import AnsibleOptions, absolute_at
 
 EventCallback = Callable[[dict[str, Any]], None]
 DEFAULT_KEEP = 10
 _RUN_DIR = re.compile(r"^\d{8}T\d{6}-\d+-\d{6}$")  # the idents this module makes
 RUN_LOCK = ".running"  # held (flock) by the process whose run is in progress in that folder
-# ansible's prompts (ANSIBLE_AGNOSTIC_BECOME_PROMPT is set, so become says BECOME for any method)
-BECOME_PROMPT = r"^BECOME password.*:\s*?$"
-VAULT_PROMPT = r"^Vault password.*:\s*?$"
 
 
 class InventoryError(ValueError):
     """The inventory is missing or does not parse; the message says which and why."""
-
-
-@dataclass
-class AnsibleOptions:
-    """ansible-playbook's own options, with its meaning. Paths (`@file` extra vars, the key, vault
-    password files) are made absolute here: ansible runs in the content folder, not the caller's."""
-
-    extra_vars: Sequence[str] = ()  # each `-e` as given: "k=v k2=v2", JSON or YAML, "@file"
-    forks: int | None = None
-    verbosity: int = 0
-    user: str | None = None
-    become: bool = False
-    become_password: str | None = field(default=None, repr=False)  # answers --ask-become-pass
-    private_key: str | Path | None = None
-    vault_password_files: Sequence[str | Path] = ()
-    vault_password: str | None = field(default=None, repr=False)  # answers --ask-vault-pass
-
-    def __post_init__(self) -> None:
-        self.extra_vars = tuple(absolute_at(v) for v in self.extra_vars)
-        self.private_key = str(Path(self.private_key).expanduser().resolve()) if self.private_key else None
-        self.vault_password_files = tuple(str(Path(f).expanduser().resolve()) for f in self.vault_password_files)
-
-    def vault_args(self) -> list[str]:
-        """The vault options (ansible-inventory takes them too)."""
-        args = [arg for path in self.vault_password_files for arg in ("--vault-password-file", str(path))]
-        return args + (["--ask-vault-pass"] if self.vault_password is not None else [])
-
-    def cmdline(self) -> list[str]:
-        """ansible-playbook arguments (forks and verbosity go through ansible-runner's own kwargs)."""
-        args = [arg for value in self.extra_vars for arg in ("-e", value)]
-        args += ["--user", self.user] if self.user else []
-        args += ["--become"] if self.become else []
-        args += ["--ask-become-pass"] if self.become_password is not None else []
-        args += ["--private-key", str(self.private_key)] if self.private_key else []
-        return args + self.vault_args()
-
-    def passwords(self) -> dict[str, str]:
-        """ansible-runner's `passwords`: the answer to each prompt the options above make ansible ask."""
-        prompts = {BECOME_PROMPT: self.become_password, VAULT_PROMPT: self.vault_password}
-        return {prompt: answer for prompt, answer in prompts.items() if answer is not None}
-
-
-def absolute_at(value: str) -> str:
-    """`@file` (an extra-vars file, a --limit host list) relative to the caller's folder, made absolute."""
-    return "@" + str(Path(value[1:]).expanduser().resolve()) if value.startswith("@") else value
-
-
-@dataclass
-class RunOutcome:
-    """What one ansible-runner run left behind: its events and the recap."""
-
-    playbook: str
-    status: str
-    rc: int
-    artifacts: Path
-    started: float
-    finished: float
-    events: list[dict[str, Any]] = field(default_factory=list)
-    stats: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def artifact_data(self) -> dict[str, Any]:
-        """The `set_stats` data the playbook published (empty when none)."""
-        return self.stats.get("artifact_data") or {}
-
-    def stdout_tail(self, lines: int | None = 15) -> str:
-        """For humans only: when a run failed without any host failure (e.g. a syntax error), and
-        ansible's own listing of --list-hosts / --list-tags (lines=None: all of it)."""
-        path = self.artifacts / "stdout"
-        if not path.is_file():
-            return ""
-        text = path.read_text(errors="replace").splitlines()
-        return "\n".join(text[-lines:] if lines else text)
 
 
 def ansible_env(content: Path) -> dict[str, str]:

@@ -11,7 +11,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .results import CheckReport
+    from ..results import CheckReport
 
 _CSS = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }

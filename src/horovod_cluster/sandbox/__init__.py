@@ -18,7 +18,9 @@ from pathlib import Path
 
 import yaml
 
-from .content import cache_dir, content_dir, is_checkout, sandbox_file
+from ..content import cache_dir, content_dir, is_checkout
+
+_FILES = Path(__file__).resolve().parent / "files"  # the image's Containerfile, in the wheel too
 
 SUITE = "bookworm"
 MIRROR = "http://deb.debian.org/debian"
@@ -167,8 +169,8 @@ class Sandbox:
                 built.append(base_image(arch))
             self.progress(f"building {node_image(arch)} (systemd, sshd, python3)")
             _run(["podman", "build", "--arch", arch, "--build-arg", f"BASE={base_image(arch)}",
-                  "-t", node_image(arch), "-f", str(sandbox_file("Containerfile")),
-                  str(sandbox_file("Containerfile").parent)], progress=self.output)
+                  "-t", node_image(arch), "-f", str(_FILES / "Containerfile"),
+                  str(_FILES)], progress=self.output)
             built.append(node_image(arch))
         return built
 

@@ -1,0 +1,1 @@
+"""Driving ansible-playbook through ansible-runner: `runner` (runs, inventory, options) and `events` (listeners)."""

@@ -1,0 +1,1 @@
+"""Renderings of the results: terminal (`render`, `progress`), `html` and `junit`; the results never import them."""
