@@ -1,0 +1,81 @@
+"""The horovod role's platform and compatibility inputs, as one pure function (roles/horovod/tasks/decide.yml).
+
+`horovod_platform(inputs)` -> {"platform": {...}, "combo": {...}}
+  inputs: {"probe": the environment probe's JSON ({} in plan), "python_env": hvc_python_env ({}),
+           "hvc_platform": preflight's fact ({}), "facts": {distribution, distribution_major_version,
+           architecture, python_version, processor_vcpus, system}, "openmpi": hvc_openmpi ({}),
+           "cmake": hvc_cmake ({}), "vars": the horovod_* and python_env_* variables named below}
+  platform: what the platform key is made of (os, arch, python, cores, frameworks, cuda, nccl,
+            gpu_compute_caps, mpi_version, horovod); combo: what the compatibility matrix is asked about.
+  What the host reports wins over what a role published, which wins over what a variable pins: the probe of
+  the environment, then python_env's and preflight's results, then the facts.
+"""
+from __future__ import annotations
+
+import re
+
+_TORCH_PIN = re.compile(r"^torch==([^+]*).*$")
+_TF_PIN = re.compile(r"(?i)tensorflow(-cpu)?==")
+
+
+def _os(hvc: dict, facts: dict) -> str:
+    if hvc.get("os_id"):
+        return f"{hvc['os_id']}{hvc.get('os_version_major', '')}"
+    return f"{str(facts.get('distribution') or 'unknown').lower()}{facts.get('distribution_major_version') or ''}"
+
+
+def _platform(probe: dict, pyenv: dict, hvc: dict, facts: dict, openmpi: dict, v: dict) -> dict:
+    conda_python = v.get("python_env_python_version", "") if v.get("python_env_manager", "") == "conda" else ""
+    found = probe.get("frameworks") or {"pytorch": pyenv.get("torch_version") or None}
+    cuda = {"version": v["horovod_cuda_version"], "home": v["horovod_cuda_home"]} \
+        if (v["horovod_cuda_home"] or v["horovod_cuda_version"]) else {}
+    mpi = (openmpi.get("version") or probe.get("mpi_version") or "") if "mpi" in v["horovod_controllers"] else ""
+    commit = f"-{v['horovod_git_commit'][:12]}" if v["horovod_source"] == "git" else ""
+    return {
+        "os": _os(hvc, facts),
+        "arch": hvc.get("arch") or facts.get("architecture") or "unknown",
+        "python": (probe.get("python") or pyenv.get("python_version") or conda_python or hvc.get("python_version")
+                   or facts.get("python_version") or "unknown"),
+        "cores": hvc.get("cores") or facts.get("processor_vcpus") or 1,
+        "frameworks": {name: version for name, version in found.items() if name in v["horovod_frameworks"]},
+        "cuda": cuda,
+        "nccl": {"home": v["horovod_nccl_home"], "link": v["horovod_nccl_link"]} if v["horovod_nccl_home"] else {},
+        "gpu_compute_caps": (hvc.get("gpu") or {}).get("compute_capabilities", []),
+        "mpi_version": mpi,
+        "horovod": f"{v['horovod_version']}{commit}",
+    }
+
+
+def _combo(platform: dict, probe: dict, pyenv: dict, hvc: dict, facts: dict, cmake: dict, v: dict) -> dict:
+    # what the environment has (probe, python_env's facts), else what python_env will install: the pins of
+    # python_env_torch_version and python_env_pip_packages (plan: nothing to probe yet)
+    planned = (pyenv.get("plan") or {}).get("torch_requirement") or ""
+    tf_pins = [re.sub(r"^[^=]*==", "", str(p)) for p in v.get("python_env_pip_packages") or []
+               if _TF_PIN.match(str(p))]
+    return {
+        "horovod": v["horovod_version"],
+        "source": v["horovod_source"],
+        "commit": v["horovod_git_commit"] if v["horovod_source"] == "git" else None,
+        "pytorch": (platform["frameworks"].get("pytorch") or str(v.get("python_env_torch_version", ""))
+                    or _TORCH_PIN.sub(r"\1", planned) or None),
+        "tensorflow": platform["frameworks"].get("tensorflow") or (tf_pins[0] if tf_pins else None),
+        "mxnet": "mxnet" in v["horovod_frameworks"] or None,
+        "python": platform["python"],
+        "cmake": cmake.get("version") or probe.get("cmake_version") or None,
+        "cuda": platform["cuda"].get("version") or None,
+        "os": "macosx" if hvc.get("os_id") == "macos" or facts.get("system") == "Darwin" else platform["os"],
+        "allow_untested": bool(v["horovod_allow_untested"]),
+    }
+
+
+def horovod_platform(inputs: dict) -> dict:
+    probe, pyenv, hvc = (dict(inputs.get(k) or {}) for k in ("probe", "python_env", "hvc_platform"))
+    facts, v = dict(inputs.get("facts") or {}), dict(inputs["vars"])
+    platform = _platform(probe, pyenv, hvc, facts, dict(inputs.get("openmpi") or {}), v)
+    return {"platform": platform,
+            "combo": _combo(platform, probe, pyenv, hvc, facts, dict(inputs.get("cmake") or {}), v)}
+
+
+class FilterModule:
+    def filters(self):
+        return {"horovod_platform": horovod_platform}
