@@ -24,9 +24,9 @@ source/os/arch/commit), or `present`/`absent`. A component that is None/"" never
 """
 from __future__ import annotations
 
-import re
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
-_OPS = ("<=", ">=", "==", "!=", "<", ">")
 # The frameworks the matrix has version ranges for, as the combo names them.
 FRAMEWORKS = ("pytorch", "tensorflow")
 _LABEL = {"pytorch": "torch", "tensorflow": "tensorflow", "mxnet": "mxnet", "python": "Python", "cmake": "CMake",
@@ -37,46 +37,31 @@ class HorovodCompatError(ValueError):
     """Bad matrix or bad version string."""
 
 
-def _vtuple(version) -> tuple:
-    text = str(version).strip()
-    text = text.split("+", 1)[0]  # local version: 2.13.0+cpu -> 2.13.0
-    match = re.match(r"^v?(\d+(?:\.\d+)*)", text)
-    if not match:
-        raise HorovodCompatError(f"bad version string {version!r}")
-    nums = [int(n) for n in match.group(1).split(".")]
-    while len(nums) < 3:
-        nums.append(0)
-    return tuple(nums)
+def _version(version) -> Version:
+    """A PEP 440 version, as pip compares them (2.14.0rc1 < 2.14.0; a local part like +cpu is kept)."""
+    try:
+        return Version(str(version).strip())
+    except InvalidVersion:
+        raise HorovodCompatError(f"bad version string {version!r}") from None
+
+
+def _specifier(spec: str) -> SpecifierSet:
+    """'>=2.16.1,<3' as packaging reads it; a clause without an operator means ==."""
+    clauses = [c.strip() for c in str(spec).split(",") if c.strip()]
+    try:
+        return SpecifierSet(",".join(c if c[0] in "<>=!~" else "==" + c for c in clauses))
+    except InvalidSpecifier:
+        raise HorovodCompatError(f"bad version spec {spec!r}") from None
 
 
 def version_matches(version, spec: str) -> bool:
-    """'2.16.1' matches '>=2.16.1,<3'. Comma = and."""
-    have = _vtuple(version)
-    for clause in str(spec).split(","):
-        clause = clause.strip()
-        if not clause:
-            continue
-        for op in _OPS:
-            if clause.startswith(op):
-                want = _vtuple(clause[len(op):])
-                break
-        else:
-            op, want = "==", _vtuple(clause)
-        ok = {
-            "<=": have <= want, ">=": have >= want, "==": have == want,
-            "!=": have != want, "<": have < want, ">": have > want,
-        }[op]
-        if not ok:
-            return False
-    return True
+    """'2.16.1' matches '>=2.16.1,<3'. Comma = and; pre-releases are compared, never skipped."""
+    return _specifier(spec).contains(_version(version), prereleases=True)
 
 
 def _lower_bound(spec: str):
-    for clause in str(spec).split(","):
-        clause = clause.strip()
-        if clause.startswith(">="):
-            return _vtuple(clause[2:])
-    return None
+    lows = [Version(s.version) for s in _specifier(spec) if s.operator == ">="]
+    return lows[0] if lows else None
 
 
 def _cond_holds(value, cond) -> bool:
@@ -139,7 +124,7 @@ def _ranges(build: dict, framework: str, combo: dict):
         return None, False
     row = next((r for r in rows if version_matches(version, r["versions"])), None)
     lows = [b for b in (_lower_bound(r["versions"]) for r in rows) if b]
-    below = row is None and bool(lows) and _vtuple(version) < min(lows)
+    below = row is None and bool(lows) and _version(version) < min(lows)
     return row, below
 
 

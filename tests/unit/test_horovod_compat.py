@@ -204,6 +204,9 @@ def test_unknown_source_id_is_an_error():
 @pytest.mark.parametrize("version, spec, want", [
     ("2.16.1", ">=2.16.1", True), ("2.16.0", ">=2.16.1", False), ("2.13.0+cpu", ">=2.13", True),
     ("3.12", ">=3.11,<3.12", False), ("0.28.1", "==0.28.1", True), ("4.0", ">=4", True),
+    # as pip compares: a release candidate comes before its release, a local part matches its release
+    ("2.14.0rc1", ">=2.14.0", False), ("2.13.0+cu128", "==2.13.0", True),
+    ("2.14.0.dev20261101", ">=2.14.0", False), ("0.28.1", "0.28.1", True),
 ])
 def test_version_matches(version, spec, want):
     assert version_matches(version, spec) is want
