@@ -165,7 +165,8 @@ def serial_error(value):
 
 
 def settings_findings(given, host, roles_dir, rules=None):
-    """{'errors': [...], 'warnings': [...]} for the variables `given` ({name: value as written})."""
+    """{'errors': [...], 'warnings': [...], 'checked': [names]} for the variables `given` ({name: value as
+    written}); `checked`: the given names the argument specs type and choose (preflight checks no choice again)."""
     rules = dict(rules or {})
     specs = load_specs(roles_dir)
     errors, warnings = [], []
@@ -205,7 +206,8 @@ def settings_findings(given, host, roles_dir, rules=None):
         why = serial_error(given["cluster_serial"])
         if why:
             errors.append("host %s: cluster_serial %s" % (host, why))
-    return {"errors": errors, "warnings": warnings}
+    checked = sorted(name for name in given if name in specs and given[name] != UNDEFINED)
+    return {"errors": errors, "warnings": warnings, "checked": checked}
 
 
 def _pin_errors(host, given, pins):

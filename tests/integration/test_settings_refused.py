@@ -185,7 +185,7 @@ def test_project_inventories_and_scenarios_pass(tmp_path):
         run = ansible_playbook_json([play, "-i", source, "-e", extra, "-e", "ansible_connection=local"])
         assert run.rc == 0, (name, run.stderr)
         for host, _, result in run.results():
-            assert result["msg"] == {"errors": [], "warnings": []}, (name, host, result["msg"])
+            assert (result["msg"]["errors"], result["msg"]["warnings"]) == ([], []), (name, host, result["msg"])
             checked += 1
     assert checked >= 15
 

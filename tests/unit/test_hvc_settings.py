@@ -39,8 +39,14 @@ def test_serial(value, ok):
 def test_misspelt_name_and_known_names():
     found = hs.settings_findings({"horovod_verison": "0.28.1", "hvc_platform": {}, "my_own_thing": 1,
                                   "python_env_facts": {}}, "h", ROLES)
-    assert found == {"errors": [], "warnings": [
+    assert found == {"errors": [], "checked": [], "warnings": [
         "host h: horovod_verison is not a variable of any role nor a project setting; did you mean horovod_version?"]}
+
+
+def test_the_given_spec_variables_are_named_as_checked():
+    """Preflight checks no choice again for these: each bad value is named once."""
+    found = hs.settings_findings({"horovod_source": "svn", "my_own_thing": 1, "python_env_manager": "venv"}, "h", ROLES)
+    assert found["checked"] == ["horovod_source", "python_env_manager"] and len(found["errors"]) == 1
 
 
 def test_every_role_spec_is_read():
