@@ -218,6 +218,32 @@ class PlanResult(_Documented):
     def ok(self) -> bool:
         return self.run.ok
 
+    @property
+    def platform_keys(self) -> dict[str, dict[str, Any]]:
+        """Per Horovod platform key: its hosts, the host that compiles it ("" none, "cache" a cached wheel)
+        and the hosts that compile it (more than one only where wheels are not shared)."""
+        keys: dict[str, dict[str, Any]] = {}
+        for host, roles in sorted(self.hosts.items()):
+            horovod = roles.get("horovod") if isinstance(roles.get("horovod"), dict) else {}
+            if not horovod.get("platform_key"):
+                continue
+            entry = keys.setdefault(horovod["platform_key"], {"hosts": [], "builder": "", "compiles": []})
+            entry["hosts"].append(host)
+            entry["builder"] = entry["builder"] or horovod.get("builder") or ""
+            if horovod.get("action") == "build":
+                entry["compiles"].append(host)
+        return keys
+
+    @property
+    def downloads(self) -> list[dict[str, Any]]:
+        """The wheel sets the controller downloads into its wheelhouse first (python_env's fill), each once."""
+        sets = {}
+        for roles in self.hosts.values():
+            fill = (roles.get("python_env") or {}).get("fill") if isinstance(roles.get("python_env"), dict) else None
+            if fill:
+                sets.setdefault((fill.get("dir"), fill.get("marker")), fill)
+        return list(sets.values())
+
     def to_dict(self) -> dict[str, Any]:
         return {"schema_version": SCHEMA_VERSION, "kind": self.kind, "ok": self.ok, "hosts": self.hosts,
                 "run": self.run.to_dict()}

@@ -78,16 +78,29 @@ def _run(run: RolloutResult, console: Console) -> None:
 
 
 def _plan(result: PlanResult, console: Console) -> None:
+    """Each host's roles in run order (as the plan lists them), then what the cluster as a whole will do."""
     table = Table("host", "role", "action", "method", "reason", title="plan", title_justify="left")
     for host, roles in sorted(result.hosts.items()):
         failure = result.run.hosts[host].failure if host in result.run.hosts else None
-        for role, plan in sorted(roles.items()):
+        for role, plan in roles.items():
             plan = plan if isinstance(plan, dict) else {"action": str(plan)}
             reason = str(plan.get("reason", ""))
             if failure and reason and reason in failure.message:  # a refusal: printed once, below the run
                 reason = "(the failure below)"
             table.add_row(*_cells(host, role, plan.get("action", ""), plan.get("method", ""), reason))
     console.print(table)
+    keys = result.platform_keys
+    if keys:
+        per_key = Table("Horovod platform key", "hosts", "compiled by", title="platform keys", title_justify="left")
+        for key, entry in sorted(keys.items()):
+            builder = ", ".join(entry["compiles"]) or ("a cached wheel" if entry["builder"] == "cache"
+                                                       else "none needed")
+            per_key.add_row(*_cells(key, ", ".join(entry["hosts"]), builder))
+        console.print(per_key)
+    compiles = sum(len(entry["compiles"]) for entry in keys.values())
+    console.print(f"cluster: {len(result.hosts)} hosts, {len(keys)} platform keys, {compiles} Horovod "
+                  f"compile{'s' if compiles != 1 else ''}, {len(result.downloads)} wheel "
+                  f"set{'s' if len(result.downloads) != 1 else ''} to download", highlight=False)
 
 
 def _wheelhouse(result: WheelhouseResult, console: Console) -> None:
