@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -16,12 +17,13 @@ FIXTURE = FIXTURES / "sandbox-check.json"
 
 
 class Page(HTMLParser):
-    """Tables by id (rows of cell texts), the plot's circles, every tag, and the page's text."""
+    """Tables by id (rows of cell texts), the plot's circles and texts, every tag, and the page's text."""
 
     def __init__(self, text: str):
         super().__init__(convert_charrefs=True)
         self.tables: dict[str, list[list[str]]] = {}
         self.circles: list[dict[str, str]] = []
+        self.svg_texts: list[tuple[dict[str, str], str]] = []  # (attributes, text) of each SVG <text>
         self.tags: list[tuple[str, dict[str, str]]] = []
         self.text: list[str] = []
         self._table: str | None = None
@@ -41,6 +43,8 @@ class Page(HTMLParser):
             self._cell = []
         elif tag == "circle":
             self.circles.append(attrs)
+        elif tag == "text":
+            self.svg_texts.append((attrs, ""))
 
     def handle_endtag(self, tag):
         if tag in ("td", "th") and self._cell is not None:
@@ -51,6 +55,8 @@ class Page(HTMLParser):
 
     def handle_data(self, data):
         self.text.append(data)
+        if self.svg_texts and self.tags[-1][0] == "text" and not self.svg_texts[-1][1]:
+            self.svg_texts[-1] = (self.svg_texts[-1][0], data)
         if self._cell is not None:
             self._cell.append(data)
 
@@ -178,3 +184,98 @@ def test_one_row_plots_one_point(data):
     data["bandwidth"]["allreduce"]["rows"] = data["bandwidth"]["allreduce"]["rows"][-1:]
     page = Page(from_json(json.dumps(data)).to_html())
     assert len(page.circles) == 1 and len(page.rows("bandwidth")) == 1
+
+
+EVIL = ("<script>alert(1)</script>", '"><img src=x onerror=1>')
+
+
+def hostile(data: dict, evil: str, measured: bool) -> dict:
+    """`evil` in every place where a host's (or a saved file's) text reaches the page."""
+    data = copy.deepcopy(data)
+    host = data["hosts"].pop("hvc-node3")
+    host.update(os=evil, arch=evil, problems=[evil], healthy=False)
+    host["versions"] = {k: evil for k in ("python", "torch", "horovod", "mpirun", "cmake")}
+    data["hosts"][evil] = host
+    data["findings"] = [{"key": evil, "severity": evil, "message": evil, "values": {evil: evil}}]
+    gloo = data["smoke"].pop("gloo")
+    gloo.update(ok=False, command=evil, output=evil)
+    gloo["ranks"][0].update(host=evil, device=evil, ok=False, error=evil, checks={evil: True})
+    data["smoke"][evil] = gloo
+    data["smoke"]["mpi"] = {"ok": False, "status": evil, "error": evil, "command": evil, "output": evil}
+    data["bandwidth"]["allreduce"].update(size=evil, algorithm=evil)
+    if not measured:
+        data["bandwidth"] = {"reason": evil, "allreduce": {"command": evil, "output": evil},
+                             "link": {"error": evil}, "busbw_over_link": None}
+    else:
+        data["bandwidth"]["link"].update({"from": evil, "to": evil})
+    data["run"].update(playbook=evil, error=evil, rc=evil)
+    data["run"]["hosts"][evil] = {"name": evil, "failed": 1, "failure": {
+        "task": evil, "play": evil, "message": evil}}
+    return data
+
+
+@pytest.mark.parametrize("measured", [True, False], ids=["bandwidth", "no-bandwidth"])
+@pytest.mark.parametrize("evil", EVIL, ids=["script", "attribute"])
+def test_hostile_host_values_are_escaped_everywhere(data, evil, measured):
+    text = from_json(json.dumps(hostile(data, evil, measured))).to_html()
+    page = Page(text)
+    assert "<script" not in text.lower() and "<img" not in text.lower()
+    tags = {tag for tag, _ in page.tags}
+    assert not tags & {"script", "img"}
+    assert not [attrs for _, attrs in page.tags if "onerror" in attrs or "src" in attrs]
+    assert page.tables[f"smoke-{evil}"], "the controller's name is a table id, as an escaped attribute"
+    assert ("table", {"id": f"smoke-{evil}", "data-controller": evil}) in page.tags
+    hosts = {r["host"]: r for r in page.rows("hosts")}
+    assert hosts[evil]["os / arch"] == f"{evil} {evil}" and hosts[evil]["torch"] == evil
+    assert page.rows("findings")[0] == {"key": evil, "severity": evil, "finding": evil, "values": f"{evil}: {evil}"}
+    assert "".join(page.text).count(evil) >= 20, "shown as text"
+
+
+def bench_rows(sizes: list[int], busbw: list[float]) -> list[dict]:
+    return [{"bytes": size, "seconds": size / (gbps * 1e9) if gbps > 0 else 1.0, "algbw_GBps": gbps * 0.6,
+             "busbw_GBps": gbps} for size, gbps in zip(sizes, busbw)]
+
+
+def plot_of(data: dict, rows: list[dict]) -> Page:
+    data["bandwidth"]["allreduce"]["rows"] = rows
+    return Page(from_json(json.dumps(data)).to_html())
+
+
+def axis_y(page: Page) -> float:
+    """The x axis: the plot's lowest line."""
+    return max(float(attrs["y1"]) for tag, attrs in page.tags if tag == "line")
+
+
+def test_the_y_axis_is_logarithmic(data):
+    busbw = [0.001, 0.02, 0.16, 0.37]
+    page = plot_of(data, bench_rows([4096, 65536, 1 << 20, 16 << 20], busbw))
+    ys = [float(c["cy"]) for c in page.circles]
+    # equal ratios of busbw are equal distances: y is linear in log10(busbw)
+    per_decade = [(y - ys[0]) / (math.log10(b) - math.log10(busbw[0])) for y, b in zip(ys[1:], busbw[1:])]
+    assert max(per_decade) - min(per_decade) < 0.1 and per_decade[0] < -50, per_decade
+    assert all(axis_y(page) - y > 5 for y in ys), "no circle on the x axis"
+    assert ys[-1] > 20 + 4, "nor above the top"
+    grid = [float(t) for attrs, t in page.svg_texts if attrs.get("text-anchor") == "end"]
+    assert {0.001, 0.01, 0.1} <= set(grid), "gridlines at the decades"
+    assert all(round(g / 10 ** math.floor(math.log10(g)), 6) in (1, 2, 5) for g in grid), grid
+
+
+def test_the_x_axis_ends_at_the_largest_size(data):
+    sizes = [4096, 65536, 1 << 20, 16 << 20, 64 << 20, 256 << 20]
+    page = plot_of(data, bench_rows(sizes, [0.001, 0.019, 0.157, 0.368, 0.227, 0.288]))
+    labels = [(float(attrs["x"]), t) for attrs, t in page.svg_texts if attrs.get("class") == "x-label"]
+    assert labels[0][1] == "4 KiB" and labels[-1][1] == "256 MiB"
+    assert labels[-1][0] == max(float(c["cx"]) for c in page.circles)
+    assert len(page.circles) == 6 and [int(r["size (B)"]) for r in page.rows("bandwidth")] == sizes
+
+
+def test_rows_without_bandwidth_stay_in_the_table_off_the_plot(data):
+    page = plot_of(data, bench_rows([4096, 65536, 1 << 20, 16 << 20], [0.0, 0.02, 0.16, 0.37]))
+    assert len(page.rows("bandwidth")) == 4 and page.rows("bandwidth")[0]["busbw (GB/s)"] == "0.0000"
+    assert len(page.circles) == 3
+    assert "not plotted" in "".join(page.text) and "4 KiB (busbw 0 GB/s)" in "".join(page.text)
+    labels = [t for attrs, t in page.svg_texts if attrs.get("class") == "x-label"]
+    assert labels[0] == "4 KiB", "the x axis still spans every size measured"
+    only_zero = plot_of(data, bench_rows([4096], [0.0]))
+    assert not only_zero.circles and "busbw-plot" not in [a.get("id") for _, a in only_zero.tags]
+    assert len(only_zero.rows("bandwidth")) == 1 and "not plotted" in "".join(only_zero.text)
