@@ -96,6 +96,8 @@ def test_the_cli_documents_validate(tmp_path, monkeypatch, command):
     fixtures = CHECK.parents[1] / "api"
     monkeypatch.setenv("HOROVOD_CLUSTER_CONTENT", str(fixtures / "content"))
     monkeypatch.setenv("HOROVOD_CLUSTER_ARTIFACTS", str(tmp_path / "runs"))
+    # its own cache, so its own inventory lock: the integration tests roll out the same fixture inventory
+    monkeypatch.setenv("HOROVOD_CLUSTER_CACHE", str(tmp_path / "cache"))
     name, _, inventory = command
     run = CliRunner().invoke(main, [name, "-i", str(fixtures / inventory), "--json", str(tmp_path / "out.json")])
     assert run.exit_code in (0, 1), run.output
