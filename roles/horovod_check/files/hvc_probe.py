@@ -1,0 +1,44 @@
+"""Print one JSON object: the versions of python, torch, horovod, mpirun and cmake on this host (null = absent),
+and the controllers Horovod was built with. Run by the check with the training environment's interpreter
+(tasks/versions.yml); it changes nothing and needs nothing beyond the standard library."""
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+from importlib import metadata
+
+
+def dist(name):
+    try:
+        return metadata.version(name)
+    except Exception:
+        return None
+
+
+def tool(argv):
+    if not shutil.which(argv[0]):
+        return None
+    try:
+        run = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    except Exception as err:
+        return "error: %s" % err
+    found = re.search(r"(\d+\.\d+(\.\d+)?)", run.stdout + run.stderr)
+    return found.group(1) if found else "unknown"
+
+
+def controllers():
+    # The horovod role's marker keeps check-build's result (no framework import needed here).
+    try:
+        with open(os.path.join(sys.prefix, ".horovod-platform-key.json")) as marker:
+            found = json.load(marker)["verified"]["info"]["capabilities"]["controllers"]
+        return ",".join(sorted(found))
+    except Exception:
+        return None
+
+
+print(json.dumps({"python": platform.python_version(), "torch": dist("torch"),
+                  "horovod": dist("horovod"), "mpirun": tool(["mpirun", "--version"]),
+                  "cmake": tool(["cmake", "--version"]), "controllers": controllers()}))
