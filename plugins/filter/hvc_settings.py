@@ -155,12 +155,15 @@ def _pattern_errors(host, name, value, pattern, form):
     return ["host %s: %s is %r; allowed: %s" % (host, name, value, form)]
 
 
+SERIAL_FORM = "a positive number of hosts per batch, a percentage 1%-100%, or a list of them"
+
+
 def serial_error(value):
-    """ansible's serial as the plays take it from cluster_serial: a positive number, 1-100%, or a list of them."""
+    """ansible's serial as the plays take it from cluster_serial (and the package from its `serial`
+    argument): a positive number, 1-100%, or a list of them."""
     parts = value if isinstance(value, (list, tuple)) else str(value).split(",")
     if isinstance(value, bool) or not parts or not all(_SERIAL_PART.match(str(p).strip()) for p in parts):
-        return "is %r; allowed: a positive number of hosts per batch, a percentage 1%%-100%%, or a list of them" \
-            % (value,)
+        return "is %r; allowed: %s" % (value, SERIAL_FORM)
     return None
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from .content import cache_dir, content_dir as default_content_dir
+from .content import cache_dir, content_dir as default_content_dir, settings_engine
 from .job import (JobRefused, JobResult, JobTimeout, OutputCallback, horovodrun_argv, interrupts_ignored, job_env,
                   job_request, launch_argv, new_job_id, only_hosts, placement, remote_command, stream)
 from .results import CheckReport, PlanResult, Result, RolloutResult, WheelhouseResult, from_json
@@ -32,7 +32,6 @@ from .slurm import allocation_hostfile
 # and in the inventory's own runs folder (see `runs_dir`).
 LAST_RUN = "last-run.json"  # any result, for `report`
 LAST_ROLLOUT = "last-rollout.json"  # the last rollout or retry, for `retry_failed`
-_SERIAL = re.compile(r"^([1-9][0-9]*|([1-9][0-9]?|100)%)$")
 
 
 def default_artifacts_dir() -> Path:
@@ -67,8 +66,9 @@ def check_serial(value: int | str | None) -> str | list[str] | None:
     if value is None:
         return None
     parts = [p.strip() for p in str(value).split(",")]
-    if not all(_SERIAL.match(p) for p in parts):
-        raise UsageError(f"bad serial {value!r}: expected a positive number or a percentage like 30%")
+    engine = settings_engine()  # the rule preflight applies to cluster_serial
+    if engine.serial_error(parts):
+        raise UsageError(f"bad serial {value!r}; allowed: {engine.SERIAL_FORM}")
     return parts if len(parts) > 1 else parts[0]
 
 

@@ -5,8 +5,11 @@ an installed wheel carries a copy under horovod_cluster/content.
 """
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
 from pathlib import Path
+from types import ModuleType
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -32,3 +35,15 @@ def cache_dir() -> Path:
     path = Path(os.environ.get("HOROVOD_CLUSTER_CACHE", Path.home() / ".cache" / "horovod-cluster"))
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+@functools.cache
+def settings_engine(path: Path | None = None) -> ModuleType:
+    """The collection's settings engine (plugins/filter/hvc_settings.py), the one place its rules are written:
+    preflight runs it on the hosts' variables, the package on its own arguments (e.g. `serial`)."""
+    source = (path or content_dir()) / "plugins" / "filter" / "hvc_settings.py"
+    spec = importlib.util.spec_from_file_location("horovod_cluster._hvc_settings", source)
+    assert spec and spec.loader, source
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

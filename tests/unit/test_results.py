@@ -125,6 +125,21 @@ def test_serial_refuses(value):
         check_serial(value)
 
 
+def test_serial_is_judged_by_the_settings_engine_preflight_runs():
+    """One rule for `serial`: the package asks plugins/filter/hvc_settings.py, as preflight does for cluster_serial."""
+    from horovod_cluster.content import settings_engine
+    engine = settings_engine()
+    for value in ["1", "30%", "1,2,50%", "0", "101%", "abc", "1.5"]:
+        parts = value.split(",")
+        try:
+            check_serial(value)
+            refused = False
+        except UsageError as err:
+            refused = True
+            assert str(err) == f"bad serial {value!r}; allowed: {engine.SERIAL_FORM}"
+        assert refused == bool(engine.serial_error(parts)), value
+
+
 def test_smoke_per_controller():
     clean = RolloutResult.from_outcome(outcome([event("runner_on_ok", "a")], {"ok": {"a": 1}}, rc=0))
     hosts = {"a": {"healthy": True, "problems": []}}
