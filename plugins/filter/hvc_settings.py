@@ -7,8 +7,8 @@ changes: preflight's decide step calls `hvc_settings_findings`, so `plan` and ev
 - types and choices from every role's meta/argument_specs.yml (and the project-wide settings: the
   `settings` entry point of the preflight role), checked as written: 3.10 unquoted is the number 3.1,
   "ture" and 2 are no booleans, a string is no list (Ansible's own validation converts these);
-- anchored patterns (versions, sha256), pins that must travel together (a version and its URL and
-  sha256), files that must exist on the controller, the serial value;
+- each role's meta/rules.yml: anchored patterns (versions, sha256), pins that must travel together (a
+  version and its URL and sha256), files that must exist on the controller; and the serial value;
 - misspelt names: a warning naming the closest real name.
 
 Each finding is one line naming the host, the variable and the allowed values or form.
@@ -56,6 +56,50 @@ def load_specs(roles_dir):
                     specs.setdefault(name, []).append((os.path.basename(role_dir), entry, spec or {}))
         _CACHE[key] = specs
     return _CACHE[key]
+
+
+def load_rules(roles_dir):
+    """Every role's meta/rules.yml merged (cached): {patterns: {var: {regex, form}}, pins: [{var, with, unless}],
+    controller_files: [var], rootless: {methods: {var: [values]}, paths: [var], needs: {os_family: [need]}}}.
+    A pin's defaults (of `var` and of `unless.var`) are the argument specs' defaults: written once."""
+    key = ("rules", os.path.realpath(roles_dir))
+    if key not in _CACHE:
+        specs = load_specs(roles_dir)
+
+        def default(name):
+            return next((spec["default"] for _, _, spec in specs.get(name, []) if "default" in spec), None)
+
+        rules = {"patterns": {}, "pins": [], "controller_files": [],
+                 "rootless": {"methods": {}, "paths": [], "needs": {}}}
+        for role_dir in _role_dirs(roles_dir):
+            path = os.path.join(role_dir, "meta", "rules.yml")
+            if not os.path.isfile(path):
+                continue
+            with open(path, encoding="utf-8") as handle:
+                data = yaml.safe_load(handle) or {}
+            rules["patterns"].update(data.get("patterns") or {})
+            for pin in data.get("pins") or []:
+                unless = dict(pin.get("unless") or {})
+                if unless:
+                    unless["default"] = default(unless["var"])
+                rules["pins"].append(dict(pin, default=default(pin["var"]), unless=unless))
+            rules["controller_files"] += data.get("controller_files") or []
+            rootless = data.get("rootless") or {}
+            rules["rootless"]["methods"].update(rootless.get("methods") or {})
+            rules["rootless"]["paths"] += rootless.get("paths") or []
+            for family, needs in (rootless.get("needs") or {}).items():
+                rules["rootless"]["needs"].setdefault(family, []).extend(needs)
+        _CACHE[key] = rules
+    return _CACHE[key]
+
+
+def hvc_rootless_rules(roles_dir, os_family):
+    """What cluster_rootless asks of a host of this OS family, from the roles' meta/rules.yml: the methods each
+    role may use without root, the path variables that must lie under the user's home, and the system packages
+    the host must already have (a family no role names needs none: macOS's Homebrew runs as the user)."""
+    rootless = load_rules(roles_dir)["rootless"]
+    return {"methods": rootless["methods"], "paths": rootless["paths"],
+            "needs": rootless["needs"].get(os_family, [])}
 
 
 def known_names(roles_dir):
@@ -167,10 +211,10 @@ def serial_error(value):
     return None
 
 
-def settings_findings(given, host, roles_dir, rules=None):
+def settings_findings(given, host, roles_dir):
     """{'errors': [...], 'warnings': [...], 'checked': [names]} for the variables `given` ({name: value as
     written}); `checked`: the given names the argument specs type and choose (preflight checks no choice again)."""
-    rules = dict(rules or {})
+    rules = load_rules(roles_dir)
     specs = load_specs(roles_dir)
     errors, warnings = [], []
     prefixes = _prefixes(roles_dir)
@@ -196,11 +240,11 @@ def settings_findings(given, host, roles_dir, rules=None):
                 warnings.append("host %s: %s is not a variable of any role nor a project setting; did you mean %s?"
                                 % (host, name, close[0]))
             continue
-        for pattern_name, rule in sorted((rules.get("patterns") or {}).items()):
-            if pattern_name == name and value not in (None, ""):
-                errors += _pattern_errors(host, name, value, rule["regex"], rule["form"])
-    errors += _pin_errors(host, given, rules.get("pins") or [])
-    for name in rules.get("controller_files") or []:
+        rule = rules["patterns"].get(name)
+        if rule and value not in (None, ""):
+            errors += _pattern_errors(host, name, value, rule["regex"], rule["form"])
+    errors += _pin_errors(host, given, rules["pins"])
+    for name in rules["controller_files"]:
         value = given.get(name)
         if isinstance(value, str) and value and not os.path.isfile(os.path.expanduser(value)):
             errors.append("host %s: %s is %r, which is not a file on the controller; allowed: an existing file "
@@ -253,11 +297,12 @@ def hvc_spec_choices(roles_dir):
             for _, _, spec in entries[:1] if spec.get("choices")}
 
 
-def hvc_settings_findings(hostvars, host, roles_dir, rules=None):
-    """The filter: `hostvars[inventory_hostname] | hvc_settings_findings(inventory_hostname, roles_dir, rules)`."""
-    return settings_findings(given_vars(hostvars), host, roles_dir, rules)
+def hvc_settings_findings(hostvars, host, roles_dir):
+    """The filter: `hostvars[inventory_hostname] | hvc_settings_findings(inventory_hostname, roles_dir)`."""
+    return settings_findings(given_vars(hostvars), host, roles_dir)
 
 
 class FilterModule(object):
     def filters(self):
-        return {"hvc_settings_findings": hvc_settings_findings, "hvc_spec_choices": hvc_spec_choices}
+        return {"hvc_settings_findings": hvc_settings_findings, "hvc_spec_choices": hvc_spec_choices,
+                "hvc_rootless_rules": hvc_rootless_rules}

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HOST = "hvc-root1"
 USER = "hvcuser"
 HOME = f"/home/{USER}"
-# What an HPC login node has and what preflight asks for (roles/preflight/vars/Debian.yml); iperf3 is left
+# What an HPC login node has and what preflight asks for (each role's meta/rules.yml); iperf3 is left
 # out on purpose: the rollout must not install it (the check then has no link bandwidth).
 ADMIN_PACKAGES = ["build-essential", "python3-dev", "python3-venv", "openmpi-bin", "libopenmpi-dev",
                   "libuv1-dev", "pkg-config"]

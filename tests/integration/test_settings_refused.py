@@ -175,14 +175,10 @@ def test_project_inventories_and_scenarios_pass(tmp_path):
     play = tmp_path / "play.yml"
     play.write_text(json.dumps([{"name": "Check", "hosts": "all", "gather_facts": False, "tasks": [{
         "name": "Findings", "ansible.builtin.debug": {"msg": "{{ hostvars[inventory_hostname] | hvc_settings_findings("
-                                                      "inventory_hostname, '%s', {'patterns': patterns, 'pins': pins, "
-                                                      "'controller_files': files}) }}" % (REPO / "roles")}}]}]))
-    rules = yaml.safe_load((REPO / "roles" / "preflight" / "defaults" / "main.yml").read_text())
-    extra = json.dumps({"patterns": rules["preflight_patterns"], "pins": rules["preflight_pins"],
-                        "files": rules["preflight_controller_files"]})
+                                                      "inventory_hostname, '%s') }}" % (REPO / "roles")}}]}]))
     checked = 0
     for name, source in sources:
-        run = ansible_playbook_json([play, "-i", source, "-e", extra, "-e", "ansible_connection=local"])
+        run = ansible_playbook_json([play, "-i", source, "-e", "ansible_connection=local"])
         assert run.rc == 0, (name, run.stderr)
         for host, _, result in run.results():
             assert (result["msg"]["errors"], result["msg"]["warnings"]) == ([], []), (name, host, result["msg"])

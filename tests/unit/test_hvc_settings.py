@@ -52,5 +52,5 @@ def test_the_given_spec_variables_are_named_as_checked():
 def test_every_role_spec_is_read():
     specs = hs.load_specs(ROLES)
     for name in ("horovod_version", "python_env_manager", "hostfile_slots", "cmake_method", "cluster_serial",
-                 "preflight_patterns"):
+                 "preflight_nvidia_smi"):
         assert name in specs

@@ -8,16 +8,17 @@ import pytest
 import yaml
 
 import hvc_preflight as pf
+from hvc_settings import hvc_rootless_rules
 
 ROOT = Path(__file__).resolve().parents[2]
-DEFAULTS = yaml.safe_load((ROOT / "roles/preflight/defaults/main.yml").read_text())
-NEEDS = yaml.safe_load((ROOT / "roles/preflight/vars/Debian.yml").read_text())["__preflight_rootless_needs"]
+RULES = hvc_rootless_rules(str(ROOT / "roles"), "Debian")  # what each role's meta/rules.yml declares
+NEEDS = RULES["needs"]
 ALL_PACKAGES = sorted({name for need in NEEDS for name in need["packages"]})
 
 
 def rootless(**kw):
     base = {"enabled": True, "become": False, "user_space": True, "user": "hvcuser", "home": "/home/hvcuser",
-            "allowed_methods": DEFAULTS["preflight_rootless_methods"], "paths": DEFAULTS["preflight_rootless_paths"],
+            "allowed_methods": RULES["methods"], "paths": RULES["paths"],
             "values": {}, "packages": ALL_PACKAGES, "needs": NEEDS}
     base.update(kw)
     return base
@@ -94,12 +95,28 @@ def _role_vars(path):
     return yaml.safe_load((ROOT / path).read_text())
 
 
-def test_needs_cover_what_the_roles_install_with_apt():
-    """Every package a role would apt-install on the Debian family is one preflight asks a rootless host for
-    (or is the admin's by nature: sshd; iperf3, whose absence the check reports)."""
-    roles = (_role_vars("roles/python_env/vars/Debian.yml")["__python_env_venv_packages"]
-             + _role_vars("roles/horovod/vars/Debian.yml")["__horovod_build_packages"]
-             + _role_vars("roles/openmpi/vars/Debian.yml")["__openmpi_packages"]
-             + _role_vars("roles/gloo/vars/Debian.yml")["__gloo_packages"])
-    assert sorted(set(roles)) == sorted(set(ALL_PACKAGES) - {"openssh-client"})
-    assert "openssh-client" in _role_vars("roles/ssh_mesh/vars/Debian.yml")["__ssh_mesh_packages"]
+# Each role's apt list on the Debian family, and what its meta/rules.yml asks a rootless host to have instead.
+APT = [("python_env", "__python_env_venv_packages"), ("horovod", "__horovod_build_packages"),
+       ("openmpi", "__openmpi_packages"), ("gloo", "__gloo_packages"), ("ssh_mesh", "__ssh_mesh_packages")]
+
+
+@pytest.mark.parametrize("role,packages", APT, ids=[role for role, _ in APT])
+def test_each_role_declares_what_it_would_install_with_apt(role, packages):
+    """A rootless host must already have every package the role would apt-install (ssh_mesh: the client only;
+    sshd is the admin's by nature, like iperf3, whose absence the check reports)."""
+    declared = yaml.safe_load((ROOT / "roles" / role / "meta" / "rules.yml").read_text())["rootless"]["needs"]["Debian"]
+    wanted = set(_role_vars(f"roles/{role}/vars/Debian.yml")[packages])
+    names = {name for need in declared for name in need["packages"]}
+    assert names == (wanted & {"openssh-client"} if role == "ssh_mesh" else wanted)
+
+
+def test_every_rootless_rule_names_its_own_roles_variables():
+    """A role declares rules for its own variables only (cluster_defaults for the project-wide cluster_ ones)."""
+    for path in sorted((ROOT / "roles").glob("*/meta/rules.yml")):
+        role = path.parent.parent.name
+        prefix = "cluster_" if role == "cluster_defaults" else role + "_"
+        rules = yaml.safe_load(path.read_text())
+        names = [*(rules.get("patterns") or {}), *(pin["var"] for pin in rules.get("pins") or []),
+                 *(rules.get("controller_files") or []), *((rules.get("rootless") or {}).get("methods") or {}),
+                 *((rules.get("rootless") or {}).get("paths") or [])]
+        assert all(n.startswith(prefix) or (role, n) == ("preflight", "proxy_env") for n in names), (role, names)
