@@ -67,6 +67,12 @@ def rows(role: str) -> list[tuple[str, str, str, str]]:
     return out
 
 
+def table(role: str) -> list[str]:
+    """The markdown table of a role's variables (docs/variables.md's and the role README's, one code path)."""
+    return (["| variable | type | default | what |", "|---|---|---|---|"]
+            + ["| `%s` | %s | %s | %s |" % row for row in rows(role)])
+
+
 def markdown() -> str:
     order = role_order()
     lines = ["# Variables", "",
@@ -77,12 +83,11 @@ def markdown() -> str:
              "preflight check them as written ([refusals](refusals.md)).", ""]
     body, total = [], 0
     for role in order:
-        table = rows(role)
-        total += len(table)
-        body += ["## %s" % role, "", "[README](../roles/%s/README.md) · %d variables" % (role, len(table)), "",
-                  "| variable | type | default | what |", "|---|---|---|---|"]
-        body += ["| `%s` | %s | %s | %s |" % row for row in table]
-        body.append("")
+        block = table(role)
+        count = len(block) - 2
+        total += count
+        body += ["## %s" % role, "", "[README](../roles/%s/README.md) · %d variables" % (role, count), ""]
+        body += block + [""]
     return "\n".join(lines + ["**%d variables in %d roles.**" % (total, len(order)), ""] + body)
 
 
