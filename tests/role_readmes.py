@@ -114,6 +114,32 @@ def scenarios(role: str) -> list[str]:
     return found
 
 
+def rules(role: str) -> list[str]:
+    """The role's meta/rules.yml (read by the settings engine in preflight), one line each."""
+    path = variables.ROLES / role / "meta" / "rules.yml"
+    data = (_yaml(path) if path.is_file() else None) or {}
+    rootless = data.get("rootless") or {}
+    lines = ["- `%s`: %s" % (name, rule["form"]) for name, rule in (data.get("patterns") or {}).items()]
+    lines += ["- `%s` changed from its default needs %s given too%s" % (
+        pin["var"], ", ".join(f"`{n}`" for n in pin["with"]),
+        " (unless `%s` is %s)" % (pin["unless"]["var"], " or ".join(pin["unless"]["values"])) if pin.get("unless")
+        else "") for pin in data.get("pins") or []]
+    lines += [f"- `{name}` must name a file on the controller" for name in data.get("controller_files") or []]
+    lines += ["- with `cluster_rootless`, `%s` may be %s" % (name, ", ".join(values))
+              for name, values in (rootless.get("methods") or {}).items()]
+    if rootless.get("paths"):
+        lines.append("- with `cluster_rootless`, %s, when set, must lie under the user's home"
+                     % ", ".join(f"`{n}`" for n in rootless["paths"]))
+    when = {"always": "", "mpi": " (with the MPI controller)", "gloo": " (with Gloo)"}
+    lines += ["- with `cluster_rootless`, a %s-family host must already have %s%s, for %s" % (
+        family, ", ".join(f"`{n}`" for n in need["packages"]), when[need["when"]], need["for"])
+        for family, needs in (rootless.get("needs") or {}).items() for need in needs]
+    if not lines:
+        return ["None: its argument spec's types and choices are all (`meta/rules.yml` adds none)."]
+    return ["From `meta/rules.yml`, checked in preflight before any host changes ([docs/refusals.md]"
+            "(../../docs/refusals.md)):", ""] + lines
+
+
 def _platforms(galaxy: dict) -> str:
     return "; ".join("%s %s" % (p["name"], ", ".join(map(str, p.get("versions") or ["all"])))
                      for p in galaxy.get("platforms") or [])
@@ -152,6 +178,7 @@ def readme(role: str, current: str = "") -> str:
                 ""] + table
     else:
         out.append("None.")
+    out += ["", "## Rules beyond the spec", ""] + rules(role)
     files, keys = published(role)
     out += ["", "## Published result", "",
             "`hvc_%s`, set by %s: %s." % (role, ", ".join(f"`{f}`" for f in files), ", ".join(f"`{k}`" for k in keys))

@@ -61,7 +61,9 @@ def load_specs(roles_dir):
 def load_rules(roles_dir):
     """Every role's meta/rules.yml merged (cached): {patterns: {var: {regex, form}}, pins: [{var, with, unless}],
     controller_files: [var], rootless: {methods: {var: [values]}, paths: [var], needs: {os_family: [need]}}}.
-    A pin's defaults (of `var` and of `unless.var`) are the argument specs' defaults: written once."""
+    A pattern's regex is Python's `re`, matched from the start (`\\Z` ends it), against the value, each item of a
+    list or each key of a mapping; an empty value is left to the role (there it means "the default"). A pin's
+    defaults (of `var` and of `unless.var`) are the argument specs' defaults: written once."""
     key = ("rules", os.path.realpath(roles_dir))
     if key not in _CACHE:
         specs = load_specs(roles_dir)
