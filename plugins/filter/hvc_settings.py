@@ -104,6 +104,23 @@ def hvc_rootless_rules(roles_dir, os_family):
             "needs": rootless["needs"].get(os_family, [])}
 
 
+def hvc_rule_errors(values, roles_dir, host, required=()):
+    """The role's own check of its variables' values against the patterns of the roles' meta/rules.yml, the
+    same rules preflight applies to what the inventory gives: `{name: value} | hvc_rule_errors(roles_dir, host)`.
+    An empty value passes (it means "the default"), except for the names in `required`."""
+    patterns = load_rules(roles_dir)["patterns"]
+    errors = []
+    for name, value in sorted(values.items()):
+        rule = patterns.get(name)
+        if rule is None:
+            raise ValueError("%s has no pattern in any role's meta/rules.yml" % name)
+        if value not in (None, ""):
+            errors += _pattern_errors(host, name, value, rule["regex"], rule["form"])
+        elif name in required:
+            errors.append("host %s: %s is empty; allowed: %s" % (host, name, rule["form"]))
+    return errors
+
+
 def known_names(roles_dir):
     """Every variable name the project's roles and playbooks mention (a name used anywhere is real)."""
     key = ("names", os.path.realpath(roles_dir))
@@ -307,4 +324,4 @@ def hvc_settings_findings(hostvars, host, roles_dir):
 class FilterModule(object):
     def filters(self):
         return {"hvc_settings_findings": hvc_settings_findings, "hvc_spec_choices": hvc_spec_choices,
-                "hvc_rootless_rules": hvc_rootless_rules}
+                "hvc_rootless_rules": hvc_rootless_rules, "hvc_rule_errors": hvc_rule_errors}

@@ -1,0 +1,43 @@
+"""A pattern is written once, in its role's meta/rules.yml: preflight applies it to what the inventory gives
+(hvc_settings_findings) and the role's decide step to the value it runs with (hvc_rule_errors), and no task
+writes the same variable's form again as a regex."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from hvc_settings import hvc_rule_errors, load_rules  # plugins/filter (tests/unit/conftest.py puts it on sys.path)
+
+REPO = Path(__file__).resolve().parents[2]
+ROLES = str(REPO / "roles")
+
+
+def test_no_task_writes_a_pattern_of_meta_rules_again():
+    patterns = load_rules(ROLES)["patterns"]
+    test = re.compile(r"\b(%s)\b[^\n]*\bis (?:regex|match|search)\(" % "|".join(map(re.escape, patterns)))
+    found = [f"{path.relative_to(REPO)}:{n}: {line.strip()}" for path in sorted((REPO / "roles").glob("*/tasks/*.yml"))
+             for n, line in enumerate(path.read_text().splitlines(), 1) if test.search(line)]
+    assert found == []
+
+
+@pytest.mark.parametrize("name,value,fragment", [
+    ("horovod_version", "0.28", "horovod_version is '0.28'; allowed: a release like 0.28.1"),
+    ("openmpi_source_sha256", "abc", "openmpi_source_sha256 is 'abc'; allowed: 64 lowercase hex digits"),
+    ("cmake_min_version", "three", "cmake_min_version is 'three'; allowed: a version like 3.13"),
+])
+def test_the_roles_check_names_the_variable_and_the_form(name, value, fragment):
+    assert [fragment in e for e in hvc_rule_errors({name: value}, ROLES, "h")] == [True]
+
+
+def test_empty_is_the_default_unless_required():
+    assert hvc_rule_errors({"horovod_git_commit": ""}, ROLES, "h") == []
+    assert hvc_rule_errors({"horovod_git_commit": ""}, ROLES, "h", ["horovod_git_commit"]) == [
+        "host h: horovod_git_commit is empty; allowed: a full 40-hex commit"]
+    assert hvc_rule_errors({"horovod_version": "0.28.1", "cmake_max_version": "4.0"}, ROLES, "h") == []
+
+
+def test_a_name_without_a_pattern_is_a_mistake_of_the_role():
+    with pytest.raises(ValueError, match="no pattern"):
+        hvc_rule_errors({"horovod_python": "/x"}, ROLES, "h")
