@@ -122,6 +122,9 @@ def first_rollout(hosts: Cluster, what: str, compiled_on: dict[str, list[str]], 
     cpu[label] = use.done(seconds)
     compiled_on[label] = tasks.hosts(COMPILE)
     slowest[label] = sorted(((s, h, t) for (h, t), s in tasks.seconds.items()), reverse=True)[:10]
+    # printed now too: a run cut short later (the bandwidth step is the longest) still says where the time went
+    print(describe(label, cpu[label]), flush=True)
+    print(f"slowest tasks of {label}: " + "; ".join(f"{s:.0f} s {h} {t}" for s, h, t in slowest[label][:5]), flush=True)
     return seconds
 
 
@@ -171,6 +174,9 @@ def measure(count: int, warm_wheels: bool, work: Path, compare_sharing: bool = F
                                                       stdout=subprocess.DEVNULL))[1])
         times["noop_runner"], times["noop_plain"] = min(runner), min(plain)
         noop_runs = {"runner": [round(t, 2) for t in runner], "ansible_playbook": [round(t, 2) for t in plain]}
+        print(f"no-op of {count}: Cluster.rollout {noop_runs['runner']} s, ansible-playbook "
+              f"{noop_runs['ansible_playbook']} s; P2 {times['noop_runner'] / times[f'first_{count}']:.3f}, "
+              f"P3 {times['noop_runner'] / times['noop_plain']:.3f}", flush=True)
         # For comparison (no target): the same no-op with the fast path off, every role proving it has nothing to do.
         full = cluster(inventory, work, None if warm_wheels else work / f"wheels-{count}",
                        cluster_rollout_fast_path=False)
