@@ -58,3 +58,10 @@ def test_preflight_checks_every_choice_of_the_specs():
     assert found["horovod_frameworks"] == ["pytorch", "tensorflow", "mxnet"]
     assert found["python_env_manager"] == ["venv", "conda"]
     assert set(_scalar_choices().values()) <= set(found)
+
+
+def test_a_jobs_controllers_are_the_ones_horovod_can_be_built_with():
+    # the CLI's --controller is written as a constant (reading the specs at import costs the CLI seconds)
+    from horovod_cluster.job import CONTROLLERS
+
+    assert sorted(CONTROLLERS) == sorted(hvc_spec_choices(str(REPO / "roles"))["horovod_controllers"])
