@@ -26,6 +26,7 @@ def test_no_task_writes_a_pattern_of_meta_rules_again():
     ("horovod_version", "0.28", "horovod_version is '0.28'; allowed: a release like 0.28.1"),
     ("openmpi_source_sha256", "abc", "openmpi_source_sha256 is 'abc'; allowed: 64 lowercase hex digits"),
     ("cmake_min_version", "three", "cmake_min_version is 'three'; allowed: a version like 3.13"),
+    ("openmpi_cuda", "maybe", "openmpi_cuda is 'maybe'; allowed: auto, true or false"),
 ])
 def test_the_roles_check_names_the_variable_and_the_form(name, value, fragment):
     assert [fragment in e for e in hvc_rule_errors({name: value}, ROLES, "h")] == [True]
@@ -36,6 +37,9 @@ def test_empty_is_the_default_unless_required():
     assert hvc_rule_errors({"horovod_git_commit": ""}, ROLES, "h", ["horovod_git_commit"]) == [
         "host h: horovod_git_commit is empty; allowed: a full 40-hex commit"]
     assert hvc_rule_errors({"horovod_version": "0.28.1", "cmake_max_version": "4.0"}, ROLES, "h") == []
+    # a raw option: YAML's booleans and the words alike
+    assert hvc_rule_errors({"openmpi_cuda": True}, ROLES, "h") == []
+    assert hvc_rule_errors({"openmpi_cuda": "Auto"}, ROLES, "h") == []
 
 
 def test_a_name_without_a_pattern_is_a_mistake_of_the_role():
