@@ -55,9 +55,9 @@ def test_lmod_is_only_installed_from_debian_and_ubuntu_packages(tmp_path):
 
 
 @pytest.mark.parametrize("host_vars, needle", [
-    ({"hpc_modules_root": "modulefiles"}, 'hpc_modules_root is "modulefiles"; expected an absolute path'),
+    ({"hpc_modules_root": "modulefiles"}, "hpc_modules_root is 'modulefiles'; allowed: an absolute path"),
     ({"hpc_modules_root": "/opt/my modules"}, "hpc_modules_root"),
-    ({"hpc_modules_root": "/opt/mods\nexport X=1"}, 'hpc_modules_root is "/opt/mods\\nexport X=1"'),
+    ({"hpc_modules_root": "/opt/mods\nexport X=1"}, "hpc_modules_root is '/opt/mods\\nexport X=1'"),
     ({"hpc_modules_env_path": '/opt/venv"); os.execute("id'}, "hpc_modules_env_path"),
     ({"hpc_modules_env_path": ""}, "hpc_modules_env_path"),
     ({"hpc_modules_cuda_home": "/usr/local/cuda}; exec id; {"}, "hpc_modules_cuda_home"),
