@@ -8,7 +8,8 @@ rescue and always are walked, as is any nesting). A task fails the test when it 
   `a if c else b | quote` and `x | quote ~ '/bin'` do not pass); a `{% ... %}` statement in such a string
   fails too (it can emit unquoted text);
 - any of them with an `executable:` that holds Jinja, unless it is `<expr> | quote` and every variable in
-  it is validated by its role's decide step (VALIDATED_EXECUTABLE_VARS, checked against decide.yml).
+  it is validated by its role's decide step (VALIDATED_EXECUTABLE_VARS, checked against decide.yml or the
+  role's plan filter that decide.yml calls).
 
 `command` with `argv:` passes: no shell, no word splitting. Shell-script templates (`*.sh.j2`, sourced
 by login shells) get the same rule, with the few expressions that cannot carry shell syntax listed
@@ -121,7 +122,20 @@ def _decide_validates(role: str, var: str) -> bool:
             text = " ".join(that) if isinstance(that, list) else str(that)
             if var in text and re.search(r"\bis (regex|match|search)\b|\|\s*regex_search", text):
                 return True
-    return False
+    return _plan_filter_validates(role, var)
+
+
+def _plan_filter_validates(role: str, var: str) -> bool:
+    """Or decide.yml hands the variable to the role's plan filter (plugins/filter/<role>_plan.py), where a line
+    naming it calls a function that matches the value against a pattern (re.search or re.match)."""
+    plugin = REPO / "plugins" / "filter" / f"{role}_plan.py"
+    decide = (REPO / "roles" / role / "tasks" / "decide.yml").read_text(encoding="utf-8")
+    if not plugin.is_file() or f"{role}_plan(" not in decide or "{{ %s }}" % var not in decide:
+        return False
+    source = plugin.read_text(encoding="utf-8")
+    bodies = {m.group(1): m.group(0) for m in re.finditer(r"^def (\w+)\(.*?(?=^def |^class |\Z)", source, re.M | re.S)}
+    calls = {name for line in source.splitlines() if f'"{var}"' in line for name in re.findall(r"(\w+)\(", line)}
+    return any(re.search(r"\bre\.(search|match|fullmatch)\(", bodies.get(name, "")) for name in calls)
 
 
 def violations_in(task: dict) -> list[str]:
