@@ -307,6 +307,24 @@ def preflight_summary(platform):
     return ", ".join(parts)
 
 
+def preflight_plan(platform, host, checks, settings_errors=()):
+    """The preflight plan of one host: its findings (these checks', then the settings check's) decide the action;
+    `platform` is the fields of hvc_platform the plan shows."""
+    p = dict(platform or {})
+    errors = preflight_errors(p, host, checks) + list(settings_errors or [])
+    gpu = p.get("gpu") or {}
+    return {
+        "action": "fail" if errors else "pass",
+        "method": "validate",
+        "reason": " | ".join(errors) if errors else "supported: " + preflight_summary(p),
+        "errors": errors,
+        "platform": {"os_id": p.get("os_id"), "os_version": p.get("os_version"), "arch": p.get("arch"),
+                     "is_raspberry_pi": p.get("is_raspberry_pi"), "gpu_count": gpu.get("count", 0),
+                     "cuda_version": gpu.get("cuda_version"), "cores": p.get("cores"),
+                     "python_version": p.get("python_version")},
+    }
+
+
 def missing_packages(wanted, preflight=None):
     """The packages of `wanted` the host lacks, by the list preflight read this run (hvc_preflight.packages);
     all of them when that list is unknown (a plan over recorded facts, a role run without preflight, not
@@ -322,5 +340,5 @@ def missing_packages(wanted, preflight=None):
 
 class FilterModule(object):
     def filters(self):
-        return {"hvc_preflight_errors": preflight_errors, "hvc_preflight_summary": preflight_summary,
-                "hvc_missing_packages": missing_packages, "hvc_address_clashes": address_clashes}
+        return {"hvc_preflight_plan": preflight_plan, "hvc_missing_packages": missing_packages,
+                "hvc_address_clashes": address_clashes}

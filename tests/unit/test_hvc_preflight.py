@@ -151,3 +151,29 @@ def test_interrupted_dpkg_is_refused_naming_the_repair_but_not_on_a_rootless_hos
                       "then roll out again"]
     assert pf.preflight_errors(interrupted, "h", checks(rootless={"enabled": True})) == []
     assert pf.preflight_errors(platform(dpkg_interrupted=False), "h", checks()) == []
+
+
+def test_plan_of_a_passing_host_says_what_it_is():
+    p = platform(os_id="ubuntu", os_version="24.04", is_raspberry_pi=False, cores=64,
+                 gpu={"present": True, "count": 2, "driver_version": "580.95.05", "cuda_version": "13.0"})
+    assert pf.preflight_plan(p, "h", checks()) == {
+        "action": "pass", "method": "validate", "errors": [],
+        "reason": "supported: " + pf.preflight_summary(p),
+        "platform": {"os_id": "ubuntu", "os_version": "24.04", "arch": "x86_64", "is_raspberry_pi": False,
+                     "gpu_count": 2, "cuda_version": "13.0", "cores": 64, "python_version": "3.11.2"}}
+
+
+def test_plan_fails_naming_every_finding_the_settings_check_last():
+    settings = ["host h: horovod_make_jobs is the string 'many'"]
+    plan = pf.preflight_plan(platform(arch="riscv64"), "h", checks(), settings)
+    assert plan["action"] == "fail"
+    assert len(plan["errors"]) == 2 and "architecture 'riscv64'" in plan["errors"][0]
+    assert plan["errors"][1] == settings[0]
+    assert plan["reason"] == " | ".join(plan["errors"])
+
+
+def test_plan_without_platform_facts_fails_with_empty_fields():
+    plan = pf.preflight_plan({}, "h", checks())
+    assert plan["action"] == "fail" and "hvc_platform is missing" in plan["reason"]
+    assert plan["platform"] == {"os_id": None, "os_version": None, "arch": None, "is_raspberry_pi": None,
+                                "gpu_count": 0, "cuda_version": None, "cores": None, "python_version": None}
