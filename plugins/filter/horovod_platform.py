@@ -1,4 +1,4 @@
-"""The horovod role's platform and compatibility inputs, as one pure function (roles/horovod/tasks/decide.yml).
+"""The horovod role's platform and compatibility inputs, as one pure function (called by horovod_decide.py).
 
 `horovod_platform(inputs)` -> {"platform": {...}, "combo": {...}}
   inputs: {"probe": the environment probe's JSON ({} in plan), "python_env": hvc_python_env ({}),
