@@ -362,6 +362,17 @@ def retry(**opts) -> None:
     _drive(opts, last.playbook if last else "site.yml", lambda c: c.retry_failed(), cluster=cluster)
 
 
+@main.command("rotate-key")
+@click.option("-C", "--check", "check_mode", is_flag=True, help="dry run (ansible --check)")
+@run_options
+def rotate_key(check_mode, **opts) -> None:
+    """Replace the cluster's SSH mesh key: a new keypair on every host, the old one out of their authorized_keys.
+
+    Run it when a host is lost or leaves the cluster (its disk holds the key). A host it does not reach keeps
+    the old key until `retry` or a rollout reaches it."""
+    _drive(opts, "site.yml", lambda c: c.rotate_mesh_key(check=check_mode), tags="ssh_mesh")
+
+
 @main.command()
 @click.option("--smoke/--no-smoke", default=True, show_default=True, help="run the cross-host smoke test")
 @click.option("--bench", is_flag=True, help="also measure allreduce and link bandwidth")

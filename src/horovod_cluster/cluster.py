@@ -287,6 +287,14 @@ class Cluster:
                                    extravars=extravars, check=check, diff=diff)
         return self._remember(self._rollout(run, stats))
 
+    def rotate_mesh_key(self, check: bool = False) -> RolloutResult:
+        """A new SSH mesh keypair for this cluster, installed on every host, the old one removed from their
+        authorized_keys (site.yml's ssh_mesh tasks with ssh_mesh_rotate). A host it does not reach keeps the old
+        key until a rollout or `retry_failed` reaches it."""
+        with contextlib.nullcontext() if check else inventory_lock(self.runs_dir.name):
+            run, stats = self._run("site.yml", tags="ssh_mesh", extravars={"ssh_mesh_rotate": True}, check=check)
+        return self._remember(self._rollout(run, stats))
+
     def retry_failed(self) -> RolloutResult:
         """Re-run the last rollout (or retry) on only its failed and unreachable hosts.
 

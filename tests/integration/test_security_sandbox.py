@@ -95,6 +95,55 @@ def test_a_proxy_variable_name_with_shell_text_is_refused(tmp_path):
         assert _exec(host, "test", "-e", pwned, check=False).returncode == 1, f"{pwned} was created on {host}"
 
 
+def _address(host: str) -> str:
+    return _exec(host, "hostname", "-I").stdout.split()[0]
+
+
+def _mesh_ssh(host: str, key: str = MESH_KEY) -> subprocess.CompletedProcess:
+    """From host as root to hvc-node1 with this private key alone (no ssh config, whose key would be tried too)."""
+    return _exec(host, "ssh", "-F", "/dev/null", "-i", key, "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
+                 "-o", "StrictHostKeyChecking=yes", "-o", "ConnectTimeout=20", "root@hvc-node1", "true", check=False)
+
+
+def test_the_mesh_key_logs_in_only_from_the_cluster(tmp_path):
+    """A copy of the cluster key taken off the cluster (a lost Pi's SD card) logs in nowhere: its authorized_keys
+    line is restricted and accepted only from the mesh hosts' addresses. This machine holds the key but is not
+    one of them; hvc-node2 still reaches hvc-node1 with it."""
+    line = next(line for line in _exec("hvc-node1", "cat", "/root/.ssh/authorized_keys").stdout.splitlines()
+                if CONTROLLER_KEY.with_suffix(".pub").read_text().split()[1] in line)
+    assert line.startswith('restrict,from="'), line
+    for host in ("hvc-node1", "hvc-node2", "hvc-node3"):
+        assert _address(host) in line.split('"')[1].split(","), line
+    outside = subprocess.run(
+        ["ssh", "-i", str(CONTROLLER_KEY), "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
+         "-o", "StrictHostKeyChecking=no", "-o", f"UserKnownHostsFile={tmp_path / 'known'}",
+         f"root@{_address('hvc-node1')}", "true"], capture_output=True, text=True, timeout=60)
+    assert outside.returncode == 255 and "Permission denied" in outside.stderr, outside
+    inside = _mesh_ssh("hvc-node2")
+    assert inside.returncode == 0, inside.stderr
+
+
+def test_rotate_key_replaces_the_cluster_key_on_every_host(tmp_path):
+    """`horovod-cluster rotate-key`: a new keypair on every host, the old one authorized nowhere (tried from a
+    mesh host, where its from= would have let it in), and the mesh still works with the new one."""
+    old_private, old_public = CONTROLLER_KEY.read_text(), CONTROLLER_KEY.with_suffix(".pub").read_text()
+    rotated = _cli(tmp_path, "rotate-key", "-i", str(SANDBOX), "--json", "-")
+    assert rotated.returncode == 0, rotated.stderr[-3000:]
+    new_public = CONTROLLER_KEY.with_suffix(".pub").read_text()
+    assert new_public.split()[1] != old_public.split()[1], "a new keypair"
+    for host in ("hvc-node1", "hvc-node2", "hvc-node3"):
+        authorized = _exec(host, "cat", "/root/.ssh/authorized_keys").stdout
+        assert new_public.split()[1] in authorized and old_public.split()[1] not in authorized, (host, authorized)
+        assert _exec(host, "cat", MESH_KEY).stdout == CONTROLLER_KEY.read_text(), f"{host} holds the new key"
+    _exec("hvc-node2", "sh", "-c", "umask 077 && cat > /root/old-mesh-key", stdin=old_private)
+    try:
+        assert _mesh_ssh("hvc-node2", "/root/old-mesh-key").returncode == 255, "the old key still logs in"
+    finally:
+        _exec("hvc-node2", "rm", "-f", "/root/old-mesh-key")
+    for host in ("hvc-node2", "hvc-node3"):
+        assert _mesh_ssh(host).returncode == 0, f"{host} no longer reaches hvc-node1 with the new key"
+
+
 @pytest.fixture(scope="module")
 def rekeyed_host():
     """hvc-node2 with new SSH host keys that the mesh never learnt (the controller's own connection is told
@@ -104,7 +153,7 @@ def rekeyed_host():
     before = controller_known.read_text()
     _exec(host, "sh", "-c", "mkdir -p /root/hostkeys.saved && cp -a /etc/ssh/ssh_host_* /root/hostkeys.saved/ && "
                             "rm /etc/ssh/ssh_host_* && ssh-keygen -A && systemctl restart ssh")
-    address = _exec(host, "hostname", "-I").stdout.split()[0]
+    address = _address(host)
     new_key = " ".join(_exec(host, "cat", "/etc/ssh/ssh_host_ed25519_key.pub").stdout.split()[:2])
     controller_known.write_text(before + f"{address} {new_key}\n")
     try:
