@@ -373,6 +373,15 @@ def rotate_key(check_mode, **opts) -> None:
     _drive(opts, "site.yml", lambda c: c.rotate_mesh_key(check=check_mode), tags="ssh_mesh")
 
 
+@main.command("remove-host")
+@click.argument("hosts", nargs=-1, required=True)
+@run_options
+def remove_host(hosts, **opts) -> None:
+    """Take the SSH mesh off HOSTS that leave the cluster: their copy of the key, the cluster's keys in their
+    authorized_keys, their mesh blocks and records. Then take them out of the inventory and run rotate-key."""
+    _drive(opts, "playbooks/leave.yml", lambda c: c.remove_hosts(hosts), limit=",".join(hosts))
+
+
 @main.command()
 @click.option("--smoke/--no-smoke", default=True, show_default=True, help="run the cross-host smoke test")
 @click.option("--bench", is_flag=True, help="also measure allreduce and link bandwidth")

@@ -292,7 +292,20 @@ class Cluster:
         authorized_keys (site.yml's ssh_mesh tasks with ssh_mesh_rotate). A host it does not reach keeps the old
         key until a rollout or `retry_failed` reaches it."""
         with contextlib.nullcontext() if check else inventory_lock(self.runs_dir.name):
-            run, stats = self._run("site.yml", tags="ssh_mesh", extravars={"ssh_mesh_rotate": True}, check=check)
+            # the fast path would find an unchanged cluster settled and skip the mesh play
+            run, stats = self._run("site.yml", tags="ssh_mesh", check=check,
+                                   extravars={"ssh_mesh_rotate": True, "cluster_rollout_fast_path": False})
+        return self._remember(self._rollout(run, stats))
+
+    def remove_hosts(self, hosts: Sequence[str]) -> RolloutResult:
+        """Take the SSH mesh off hosts that leave the cluster (playbooks/leave.yml): their copy of the key, this
+        cluster's keys in their authorized_keys, their mesh blocks and records. Then take them out of the inventory
+        and `rotate_mesh_key`."""
+        unknown = sorted(set(hosts) - set(self.hosts()))
+        if not hosts or unknown:
+            raise UsageError(f"remove-host takes hosts of the inventory; not there: {', '.join(unknown) or 'none given'}")
+        with inventory_lock(self.runs_dir.name):
+            run, stats = self._run("playbooks/leave.yml", limit=",".join(hosts))
         return self._remember(self._rollout(run, stats))
 
     def retry_failed(self) -> RolloutResult:

@@ -123,10 +123,21 @@ def test_the_mesh_key_logs_in_only_from_the_cluster(tmp_path):
     assert inside.returncode == 0, inside.stderr
 
 
-def test_rotate_key_replaces_the_cluster_key_on_every_host(tmp_path):
-    """`horovod-cluster rotate-key`: a new keypair on every host, the old one authorized nowhere (tried from a
-    mesh host, where its from= would have let it in), and the mesh still works with the new one."""
+def test_a_host_leaves_then_rotate_key_replaces_the_cluster_key_on_every_host(tmp_path):
+    """`horovod-cluster remove-host hvc-node3` takes the mesh off it (key, this cluster's authorized key, mesh
+    blocks; the sandbox's own access key stays). `rotate-key` (hvc-node3 is still in the inventory, so it comes
+    back): a new keypair on every host, the old one authorized nowhere (tried from a mesh host, where its from=
+    would have let it in), and the mesh works with the new one."""
     old_private, old_public = CONTROLLER_KEY.read_text(), CONTROLLER_KEY.with_suffix(".pub").read_text()
+    authorized_before = _exec("hvc-node3", "cat", "/root/.ssh/authorized_keys").stdout.splitlines()
+    left = _cli(tmp_path, "remove-host", "hvc-node3", "-i", str(SANDBOX), "--json", "-")
+    assert left.returncode == 0, left.stderr[-3000:]
+    assert _exec("hvc-node3", "test", "-e", MESH_KEY, check=False).returncode == 1, "the key is still on hvc-node3"
+    authorized = _exec("hvc-node3", "cat", "/root/.ssh/authorized_keys").stdout.splitlines()
+    assert authorized == [line for line in authorized_before if old_public.split()[1] not in line], authorized
+    assert len(authorized) == len(authorized_before) - 1, "only the mesh key went"
+    assert "horovod-cluster ssh_mesh" not in _exec("hvc-node3", "cat", KNOWN_HOSTS).stdout
+    assert _mesh_ssh("hvc-node2").returncode == 0, "the others are untouched"
     rotated = _cli(tmp_path, "rotate-key", "-i", str(SANDBOX), "--json", "-")
     assert rotated.returncode == 0, rotated.stderr[-3000:]
     new_public = CONTROLLER_KEY.with_suffix(".pub").read_text()

@@ -66,6 +66,8 @@ CASES = {
                   ["cluster_rollout_fast_path is the string 'maybe'", "allowed: true or false"]),
     "state-file": ({"cluster_state_file": "state.json"},
                    ["cluster_state_file is 'state.json'", "allowed: an absolute path"]),
+    # names the mesh key's and the records' folders on the controller (issue 45 items 3, 12)
+    "cluster-id": ({"cluster_id": "../lab"}, ["cluster_id is '../lab'", "allowed: a name: letters, digits"]),
     # Renamed settings: the old name would be ignored without a word, so it is refused with the new one.
     "renamed-serial": ({"hvc_serial": 1}, ["hvc_serial is no longer read; allowed: cluster_serial"]),
     "renamed-ca": ({"python_env_ca_bundle": "/etc/ssl/certs/ca-certificates.crt"},
