@@ -51,9 +51,17 @@ def runs_dir(artifacts_dir: Path, inventory: Sequence[Path]) -> Path:
 
 
 def load_saved(artifacts_dir: Path, name: str = LAST_RUN) -> Result | None:
-    """A result saved in an artifacts folder (LAST_RUN or LAST_ROLLOUT), or None."""
+    """A result saved in an artifacts folder (LAST_RUN or LAST_ROLLOUT), or None; UsageError when it is not one."""
     path = artifacts_dir / name
-    return from_json(path.read_text()) if path.is_file() else None
+    return read_saved(path) if path.is_file() else None
+
+
+def read_saved(path: Path) -> Result:
+    """A result saved with --json or by a run; UsageError naming the file when it is not one (truncated, foreign)."""
+    try:
+        return from_json(path.read_text())
+    except ValueError as err:  # UnicodeDecodeError and json's errors are ValueErrors too
+        raise UsageError(f"{path} is not a saved horovod-cluster result: {err}") from None
 
 
 class UsageError(ValueError):
