@@ -20,8 +20,9 @@ from typing import Any
 import yaml
 
 from .content import cache_dir, content_dir as default_content_dir, settings_engine
-from .job import (JobRefused, JobResult, JobTimeout, OutputCallback, horovodrun_argv, interrupts_ignored, job_env,
-                  job_request, launch_argv, new_job_id, only_hosts, placement, remote_command, stream)
+from .job import (JobRefused, JobResult, JobTimeout, OutputCallback, check_hostfile, horovodrun_argv,
+                  interrupts_ignored, job_env, job_request, launch_argv, new_job_id, only_hosts, placement,
+                  remote_command, stream)
 from .results import CheckReport, PlanResult, Result, RolloutResult, WheelhouseResult, from_json
 from .ansible.options import AnsibleOptions
 from .ansible.runner import (DEFAULT_KEEP, EventCallback, InventoryError, Runner, inventory_lock,
@@ -370,6 +371,8 @@ class Cluster:
             text = Path(hostfile).read_text() if hostfile else allocation_hostfile(os.environ)
         except (OSError, ValueError) as err:
             raise JobRefused(f"no hostfile for the job: {err}") from None
+        if text:
+            check_hostfile(text, str(hostfile) if hostfile else "the Slurm allocation's hostfile")
         variables = job_env(env)
         request = job_request(new_job_id(), controller, np, workdir, copy, text)
         run, stats = self._run("playbooks/run.yml", limit=limit, extravars={

@@ -224,3 +224,15 @@ def test_unwritable_report_exits_2(cli, tmp_path):
     assert run.exit_code == 2, (run.output, run.exception)
     assert f"{target}: No such file or directory" in run.output.replace("\n", ""), run.output
     assert "Traceback" not in run.output
+
+
+@pytest.mark.parametrize("source", ["hostfile", "slurm"])
+def test_run_refuses_a_bad_host_name_before_anything_runs(cli, tmp_path, monkeypatch, source):
+    """Issue 45: --hostfile's and a Slurm allocation's names reached horovodrun unchecked."""
+    (tmp_path / "hosts").write_text("local1 slots=1\n_x slots=1\n")
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "local1,_x")
+    monkeypatch.setenv("SLURM_TASKS_PER_NODE", "1(x2)")
+    hostfile = ["--hostfile", str(tmp_path / "hosts")] if source == "hostfile" else []
+    run = cli("run", "-i", str(FIXTURES / "local.yml"), *hostfile, "--", "python", "-c", "1")
+    assert run.exit_code == 2, run.output
+    assert "line 2: '_x' is not a host name or address" in run.output.replace("\n", ""), run.output
