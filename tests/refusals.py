@@ -30,6 +30,8 @@ SINGLE = [
      "test_cli_outside_venv.py::test_host_listed_twice_is_refused"),
     ("a value of the wrong type in the preflight role's own options", "argument spec",
      "test_preflight_bad_input.py::test_argument_spec_refuses_wrong_type"),
+    ("jupyterlab_root_dir a folder of the system itself (`/`, `/etc`, `/home`, `/srv`, `/Users`, ...)",
+     "jupyterlab decide", "test_jupyterlab_plan.py::test_a_system_folder_as_root_dir_is_refused"),
 ]
 
 
