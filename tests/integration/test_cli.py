@@ -200,7 +200,8 @@ def test_help_lists_every_command_whole(group):
         assert f"{name} {' '.join(sentence.split())}." in commands, name
 
 
-@pytest.mark.parametrize("text", ['{"kind": "rollout", "hosts": {', "not json", "[1, 2]", '{"kind": "check", "run": 5}'],
+@pytest.mark.parametrize("text", ['{"kind": "rollout", "hosts": {', "not json", "[1, 2]",
+                                  '{"kind": "check", "run": 5}'],
                          ids=["truncated", "not-json", "list", "wrong-shape"])
 def test_corrupt_saved_run_exits_2(cli, tmp_path, text):
     """Issue 45: a truncated or foreign last-rollout.json was a traceback in `retry`, and a list in
