@@ -30,6 +30,14 @@ SINGLE = [
      "test_cli_outside_venv.py::test_host_listed_twice_is_refused"),
     ("a value of the wrong type in the preflight role's own options", "argument spec",
      "test_preflight_bad_input.py::test_argument_spec_refuses_wrong_type"),
+    ("jupyterlab_root_dir a folder of the system itself (`/`, `/etc`, `/home`, `/srv`, `/Users`, ...)",
+     "jupyterlab decide", "test_jupyterlab_plan.py::test_a_system_folder_as_root_dir_is_refused"),
+    ("a `python_env_pip_packages` item that is no PEP 508 requirement (`--index-url=...`, `-r file`, a path)",
+     "python_env decide", "test_python_env_plan.py::test_bad_input_is_refused_naming_the_variable"),
+    ("a `python_env_conda_env_name` or `python_env_conda_channels` item beyond a name (or channel URL)",
+     "preflight, python_env decide (rules)", "test_role_rules.py::test_the_roles_check_names_the_variable_and_the_form"),
+    ("an `nccl_version` that is no release (`2.27.7`, `2.27.7-1+cuda13.0`)", "preflight, nccl decide (rules)",
+     "test_role_rules.py::test_the_roles_check_names_the_variable_and_the_form"),
 ]
 
 

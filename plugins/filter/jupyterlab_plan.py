@@ -12,11 +12,15 @@ of the play's and runs systemd; then the plan. inputs:
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 
 _PORT_RE = r"^[0-9]{1,5}\Z"
 # A token goes into an EnvironmentFile line: no newline, quote, $ or backslash; long enough not to guess.
 _TOKEN_RE = r"^[A-Za-z0-9._~-]{16,}\Z"
+# The role makes the root dir jupyterlab_user's home and owns it to that user: never one of the system's own.
+_SYSTEM_DIRS = frozenset(["/", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/dev", "/proc", "/sys",
+                          "/var", "/opt", "/root", "/home", "/tmp", "/srv", "/run", "/Users", "/System", "/Library"])
 # Every interface: the host itself reaches the server on its loopback.
 _ANY_TO_LOCAL = {"0.0.0.0": "127.0.0.1", "::": "::1"}
 
@@ -41,6 +45,11 @@ def jupyterlab_errors(inputs: dict) -> list:
         errors.append(f"jupyterlab_ip is {json.dumps(ip)}: beyond loopback, anyone who reaches the port and has the"
                       f" token runs code as {v['jupyterlab_user']}; expected 127.0.0.1 or ::1 (reach it through an"
                       " SSH tunnel), or jupyterlab_allow_remote: true to choose it")
+    root_dir = str(v["jupyterlab_root_dir"])
+    if posixpath.normpath("/" + root_dir.lstrip("/")) in _SYSTEM_DIRS:  # "//etc/", "/home/x/.." are those too
+        errors.append(f"jupyterlab_root_dir is {json.dumps(root_dir, ensure_ascii=False)}, a folder of the system"
+                      f" itself, which the role would give to {v['jupyterlab_user']} (its owner; the home of a user"
+                      " it creates); expected a folder of its own beneath one (/srv/jupyterlab, /home/alice/notebooks)")
     if v["jupyterlab_host"] not in inputs["play_hosts"]:
         errors.append(f"jupyterlab_host is {json.dumps(str(v['jupyterlab_host']), ensure_ascii=False)}; expected"
                       f" one of the play's hosts ({', '.join(inputs['play_hosts'])})")

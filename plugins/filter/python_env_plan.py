@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import re
 
+from packaging.requirements import InvalidRequirement, Requirement
+
 _BOOL_WORDS = ("true", "false", "yes", "no", "1", "0")
 
 
@@ -60,6 +62,15 @@ def python_env_wheels(names, system: str, arch: str) -> list:
                 or (system == "Darwin" and "macosx" in tag and (machine in tag or "universal2" in tag))):
             fitting.append(name)
     return fitting
+
+
+def _is_requirement(text: str) -> bool:
+    """A PEP 508 requirement as pip reads one line of a requirements file (no option, path or second line)."""
+    try:
+        Requirement(text)
+    except InvalidRequirement:
+        return False
+    return "\n" not in text and "\r" not in text
 
 
 def _check(var: str, ok: bool, msg: str) -> dict:
@@ -101,6 +112,7 @@ def python_env_platform(inputs: dict) -> dict:
     pip_packages = [str(p) for p in v.get("python_env_pip_packages") or []]
     training = [str(p) for p in v.get("python_env_training_packages") or []]
     unpinned = [p for p in pip_packages if re.search(tables["framework_re"], p) and not re.search("==", p)]
+    not_requirements = [p for p in pip_packages if not _is_requirement(p)]
     bad_training = [p for p in training if not re.search(tables["package_re"], p)]
 
     checks = [
@@ -129,6 +141,11 @@ def python_env_platform(inputs: dict) -> dict:
                f"cluster_ca_bundle '{ca_bundle}' is not a file on the controller"),
         _check("python_env_wheelhouse_files", len(wheelhouse_files) == 0 or len(wheelhouse) > 0,
                "python_env_wheelhouse_files is set but python_env_wheelhouse (the folder) is empty"),
+        # Each is a line of pip's requirements file: an option line (--index-url, -r) would change its sources.
+        _check("python_env_pip_packages", not not_requirements,
+               f"python_env_pip_packages lists {_json(not_requirements)}; allowed: pip requirement specifiers (PEP"
+               " 508: numpy, numpy>=1.26,<3, tensorflow==2.15.1, pkg[extra]; python_version<'3.12'), no options or"
+               " paths"),
         # Horovod is compiled against the framework installed here: an unpinned one changes under it.
         _check("python_env_pip_packages", not unpinned,
                f"python_env_pip_packages lists {_json(unpinned)} without an exact version; allowed for the"

@@ -14,12 +14,12 @@ from rich.console import Console
 from rich.table import Table
 
 from .cluster import (LAST_ROLLOUT, LAST_RUN, Cluster, UsageError, check_extra_vars, check_serial,
-                      default_artifacts_dir, load_saved)
+                      default_artifacts_dir, load_saved, read_saved)
 from .content import content_dir
 from .job import CONTROLLERS, STOP_SIGNALS, JobRefused
 from .ansible.options import AnsibleOptions, keyword
 from .ansible.runner import DEFAULT_KEEP, InventoryBusy, InventoryError
-from .results import CheckReport, Result, RolloutResult, from_json
+from .results import CheckReport, Result, RolloutResult
 from .views.html import check_html
 from .views.junit import junit
 from .views.progress import LiveProgress, PlainProgress, TaskCounts
@@ -41,6 +41,16 @@ class _Group(click.Group):
     """Lists each command with its first sentence whole (click cut it to the terminal's width with "...")."""
 
     group_class = type  # `sandbox` lists its commands the same way
+
+    def invoke(self, ctx: click.Context):
+        """An OSError (a full disk, permission denied) is one line naming the file, exit 2, not a traceback."""
+        try:
+            return super().invoke(ctx)
+        except OSError as err:
+            if isinstance(err, BrokenPipeError):  # stdout closed early (| head): nothing left to tell
+                raise
+            names = " -> ".join(str(name) for name in (err.filename, err.filename2) if name is not None)
+            raise InputError(f"{names}: {err.strerror or err}" if names else str(err)) from None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         commands = [(name, self.get_command(ctx, name)) for name in self.list_commands(ctx)]
@@ -351,12 +361,15 @@ def retry(**opts) -> None:
 
     With -i: the last rollout on that inventory; without: the last rollout on any."""
     _one_document_per_stream(opts)
-    if not opts["inventory"]:
-        last = load_saved(_artifacts_dir(opts), LAST_ROLLOUT)
-        if isinstance(last, RolloutResult):
-            opts["inventory"] = [Path(p) for p in last.options.get("inventory", [])]  # the same cluster
-    cluster = _cluster(opts)
-    last = cluster.load(LAST_ROLLOUT)
+    try:
+        if not opts["inventory"]:
+            last = load_saved(_artifacts_dir(opts), LAST_ROLLOUT)
+            if isinstance(last, RolloutResult):
+                opts["inventory"] = [Path(p) for p in last.options.get("inventory", [])]  # the same cluster
+        cluster = _cluster(opts)
+        last = cluster.load(LAST_ROLLOUT)
+    except UsageError as err:
+        raise InputError(str(err)) from None
     if isinstance(last, RolloutResult) and not last.failed_hosts:
         console.print("nothing to retry: the last rollout had no failed or unreachable host")
     _drive(opts, last.playbook if last else "site.yml", lambda c: c.retry_failed(), cluster=cluster)
@@ -411,9 +424,9 @@ def report(source: Path | None, **opts) -> None:
     if not path.is_file():
         raise InputError(f"no saved run at {path}: run plan, rollout or check first")
     try:
-        result = from_json(path.read_text())
-    except (ValueError, KeyError, TypeError) as err:
-        raise InputError(f"{path} is not a saved horovod-cluster result: {err}") from None
+        result = read_saved(path)
+    except UsageError as err:
+        raise InputError(str(err)) from None
     if opts.get("html_file") and not isinstance(result, CheckReport):
         raise InputError(f"--html is for check results; {path} holds a {result.kind} result")
     _finish(result, opts)

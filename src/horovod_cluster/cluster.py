@@ -20,8 +20,9 @@ from typing import Any
 import yaml
 
 from .content import cache_dir, content_dir as default_content_dir, settings_engine
-from .job import (JobRefused, JobResult, JobTimeout, OutputCallback, horovodrun_argv, interrupts_ignored, job_env,
-                  job_request, launch_argv, new_job_id, only_hosts, placement, remote_command, stream)
+from .job import (JobRefused, JobResult, JobTimeout, OutputCallback, check_hostfile, horovodrun_argv,
+                  interrupts_ignored, job_env, job_request, launch_argv, new_job_id, only_hosts, placement,
+                  remote_command, stream)
 from .results import CheckReport, PlanResult, Result, RolloutResult, WheelhouseResult, from_json
 from .ansible.options import AnsibleOptions
 from .ansible.runner import (DEFAULT_KEEP, EventCallback, InventoryError, Runner, inventory_lock,
@@ -51,9 +52,17 @@ def runs_dir(artifacts_dir: Path, inventory: Sequence[Path]) -> Path:
 
 
 def load_saved(artifacts_dir: Path, name: str = LAST_RUN) -> Result | None:
-    """A result saved in an artifacts folder (LAST_RUN or LAST_ROLLOUT), or None."""
+    """A result saved in an artifacts folder (LAST_RUN or LAST_ROLLOUT), or None; UsageError when it is not one."""
     path = artifacts_dir / name
-    return from_json(path.read_text()) if path.is_file() else None
+    return read_saved(path) if path.is_file() else None
+
+
+def read_saved(path: Path) -> Result:
+    """A result saved with --json or by a run; UsageError naming the file when it is not one (truncated, foreign)."""
+    try:
+        return from_json(path.read_text())
+    except ValueError as err:  # UnicodeDecodeError and json's errors are ValueErrors too
+        raise UsageError(f"{path} is not a saved horovod-cluster result: {err}") from None
 
 
 class UsageError(ValueError):
@@ -383,6 +392,8 @@ class Cluster:
             text = Path(hostfile).read_text() if hostfile else allocation_hostfile(os.environ)
         except (OSError, ValueError) as err:
             raise JobRefused(f"no hostfile for the job: {err}") from None
+        if text:
+            check_hostfile(text, str(hostfile) if hostfile else "the Slurm allocation's hostfile")
         variables = job_env(env)
         request = job_request(new_job_id(), controller, np, workdir, copy, text)
         run, stats = self._run("playbooks/run.yml", limit=limit, extravars={

@@ -34,6 +34,9 @@ _SSH_TYPES = ("ssh", "smart", "paramiko", "paramiko_ssh", "ansible.builtin.ssh",
 _LOCAL_TYPES = ("local", "ansible.builtin.local")
 _ENV_NAME = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")  # \Z: `$` would accept a trailing newline
 _HOSTFILE_LINE = re.compile(r"^\s*([^#\s]+)(?:\s+slots\s*=\s*(\d+))?")
+# A host name or address, as ssh_mesh's __ssh_mesh_name_re (tests/unit/test_job.py holds them equal).
+HOST_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]*\Z")
+_SLOTS = re.compile(r"slots\s*=\s*([0-9]+)\Z")
 
 
 class JobRefused(RuntimeError):
@@ -106,6 +109,23 @@ def hostfile_slots(text: str) -> list[tuple[str, int]]:
     """(host, slots) of each line of a hostfile ("host slots=N"; no slots= is one, as in horovodrun)."""
     found = (_HOSTFILE_LINE.match(line) for line in text.splitlines())
     return [(m.group(1), int(m.group(2) or 1)) for m in found if m]
+
+
+def check_hostfile(text: str, source: str) -> None:
+    """Refuse a job hostfile (--hostfile, a Slurm allocation's) whose line is not `host [slots=N]`, with the
+    host a name or address and N positive: its names reach horovodrun's ssh command lines."""
+    for number, line in enumerate(text.splitlines(), 1):
+        words = line.split("#", 1)[0].split(None, 1)
+        if not words:
+            continue
+        slots = _SLOTS.match(words[1].strip()) if len(words) > 1 else None
+        if not HOST_NAME.match(words[0]):
+            why = f"{words[0]!r} is not a host name or address (letters, digits and . _ : -, a letter or digit first)"
+        elif len(words) > 1 and not (slots and int(slots.group(1)) > 0):
+            why = f"{words[1].strip()!r}: expected slots=N, N a positive whole number"
+        else:
+            continue
+        raise JobRefused(f"{source} line {number}: {why}")
 
 
 def only_hosts(text: str, hosts: Sequence[str]) -> str:

@@ -383,10 +383,16 @@ Result = RolloutResult | PlanResult | CheckReport | WheelhouseResult
 
 
 def from_json(text: str) -> Result:
-    """Restore a result saved with `to_json` (used by `horovod-cluster report`)."""
+    """Restore a result saved with `to_json` (used by `horovod-cluster report`); ValueError for any
+    text that is not one (not JSON, truncated, another shape)."""
     data = json.loads(text)
-    if data.get("schema_version", SCHEMA_VERSION) > SCHEMA_VERSION:  # none: saved before versions, the same form
-        raise ValueError(f"schema_version {data['schema_version']} is newer than this one reads ({SCHEMA_VERSION})")
-    kinds = {"rollout": RolloutResult, "plan": PlanResult, "check": CheckReport,
-             "wheelhouse": WheelhouseResult}
-    return kinds[data.get("kind", "rollout")].from_dict(data)
+    if not isinstance(data, dict):
+        raise ValueError(f"expected a JSON object, got {type(data).__name__}")
+    try:
+        if data.get("schema_version", SCHEMA_VERSION) > SCHEMA_VERSION:  # none: saved before versions, same form
+            raise ValueError(f"schema_version {data['schema_version']} is newer than this one reads ({SCHEMA_VERSION})")
+        kinds = {"rollout": RolloutResult, "plan": PlanResult, "check": CheckReport,
+                 "wheelhouse": WheelhouseResult}
+        return kinds[data.get("kind", "rollout")].from_dict(data)
+    except (KeyError, TypeError, AttributeError) as err:  # a field missing or of another type
+        raise ValueError(f"unexpected shape ({type(err).__name__}: {err})") from None

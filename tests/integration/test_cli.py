@@ -198,3 +198,42 @@ def test_help_lists_every_command_whole(group):
     for name, command in parent.commands.items():
         sentence = command.help.split(".", 1)[0].split("\n\n", 1)[0]
         assert f"{name} {' '.join(sentence.split())}." in commands, name
+
+
+@pytest.mark.parametrize("text", ['{"kind": "rollout", "hosts": {', "not json", "[1, 2]",
+                                  '{"kind": "check", "run": 5}'],
+                         ids=["truncated", "not-json", "list", "wrong-shape"])
+def test_corrupt_saved_run_exits_2(cli, tmp_path, text):
+    """Issue 45: a truncated or foreign last-rollout.json was a traceback in `retry`, and a list in
+    `report --from` too; now one line naming the file, exit 2."""
+    (tmp_path / "runs").mkdir()
+    for path in (tmp_path / "runs" / "last-rollout.json", tmp_path / "saved.json"):
+        path.write_text(text)
+    for args, path in ((["retry"], tmp_path / "runs" / "last-rollout.json"),
+                       (["report", "--from", str(tmp_path / "saved.json")], tmp_path / "saved.json")):
+        run = CliRunner().invoke(main, args)
+        assert run.exit_code == 2, (args, run.output, run.exception)
+        assert f"{path} is not a saved horovod-cluster result" in run.output.replace("\n", ""), run.output
+
+
+def test_unwritable_report_exits_2(cli, tmp_path):
+    """Issue 45: an OSError writing a report (no such folder, permission denied, a full disk) was a traceback;
+    now one line naming the file, exit 2."""
+    saved = Path(__file__).resolve().parent.parent / "fixtures" / "check" / "sandbox-check.json"
+    target = tmp_path / "missing" / "r.json"
+    run = CliRunner().invoke(main, ["report", "--from", str(saved), "--json", str(target)])
+    assert run.exit_code == 2, (run.output, run.exception)
+    assert f"{target}: No such file or directory" in run.output.replace("\n", ""), run.output
+    assert "Traceback" not in run.output
+
+
+@pytest.mark.parametrize("source", ["hostfile", "slurm"])
+def test_run_refuses_a_bad_host_name_before_anything_runs(cli, tmp_path, monkeypatch, source):
+    """Issue 45: --hostfile's and a Slurm allocation's names reached horovodrun unchecked."""
+    (tmp_path / "hosts").write_text("local1 slots=1\n_x slots=1\n")
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "local1,_x")
+    monkeypatch.setenv("SLURM_TASKS_PER_NODE", "1(x2)")
+    hostfile = ["--hostfile", str(tmp_path / "hosts")] if source == "hostfile" else []
+    run = cli("run", "-i", str(FIXTURES / "local.yml"), *hostfile, "--", "python", "-c", "1")
+    assert run.exit_code == 2, run.output
+    assert "line 2: '_x' is not a host name or address" in run.output.replace("\n", ""), run.output

@@ -8,13 +8,15 @@ import shlex
 from pathlib import Path
 
 import pytest
+import yaml
 
-from horovod_cluster.job import (JobRefused, JobTimeout, RankLines, hostfile_slots, job_env, job_request, launch_argv,
-                                 only_hosts, placement, remote_command, stream)
+from horovod_cluster.job import (HOST_NAME, JobRefused, JobTimeout, RankLines, check_hostfile, hostfile_slots, job_env,
+                                 job_request, launch_argv, only_hosts, placement, remote_command, stream)
 
 KEEPALIVE = ["-o", "ServerAliveInterval=30", "-o", "ServerAliveCountMax=4"]
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "horovodrun"
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures" / "horovodrun"
 SANDBOX_HOSTFILE = "# written by the hostfile role\nhvc-node1 slots=2\nhvc-node2 slots=2\nhvc-node3 slots=2\n"
 
 
@@ -154,3 +156,23 @@ def test_bad_requests_are_refused_before_anything_runs(args, message):
     request = dict(job_id="j", controller="gloo", np=None, workdir=None, copy=[], hostfile=None) | args
     with pytest.raises(JobRefused, match=re.escape(message)):
         job_request(**request)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("a slots=2\n-oProxyCommand=x slots=1\n", "line 2: '-oProxyCommand=x' is not a host name or address"),
+    ("a;touch${IFS}x slots=1\n", "line 1: 'a;touch${IFS}x' is not a host name"),
+    ("# hosts\n\na slots=0\n", "line 3: 'slots=0': expected slots=N, N a positive whole number"),
+    ("a slots=-1\n", "line 1: 'slots=-1': expected slots=N"),
+    ("a slots=2 $(id)\n", "line 1: 'slots=2 $(id)': expected slots=N"),
+    ("a slots=two\n", "line 1: 'slots=two': expected slots=N"),
+])
+def test_a_bad_hostfile_line_is_refused_naming_it(text, message):
+    """Issue 45: --hostfile and Slurm's names reached horovodrun's ssh lines unchecked."""
+    with pytest.raises(JobRefused, match=re.escape(f"hosts.txt {message}")):
+        check_hostfile(text, "hosts.txt")
+
+
+def test_good_hostfiles_pass_and_the_form_is_ssh_mesh_s():
+    check_hostfile(SANDBOX_HOSTFILE + "10.0.0.7 slots = 4\nfe80::1\nnode-3.lab # rack 2\n", "hosts.txt")
+    role = yaml.safe_load((REPO / "roles" / "ssh_mesh" / "vars" / "main.yml").read_text())
+    assert HOST_NAME.pattern == role["__ssh_mesh_name_re"]

@@ -143,3 +143,17 @@ def test_the_defaults_and_an_empty_tensorboard_pass_the_rules():
     values = {**{n: str(DEFAULTS[n]) for n in names}, "jupyterlab_tensorboard_version": ""}
     assert hvc_rule_errors(values, ROLES, "h", names) == []
     assert hvc_rule_errors({"jupyterlab_ip": "::"}, ROLES, "h") == []
+
+
+@pytest.mark.parametrize("root_dir", ["/", "/etc", "/home", "/usr/", "//var", "/home/alice/..", "/Users", "/tmp/."])
+def test_a_system_folder_as_root_dir_is_refused(root_dir):
+    """Issue 45: the role owns jupyterlab_root_dir to jupyterlab_user: "/home" or "/etc" gave it the system's."""
+    got = decide(jupyterlab_root_dir=root_dir)
+    assert got == {"errors": [f"jupyterlab_root_dir is \"{root_dir}\", a folder of the system itself, which the role"
+                              " would give to jupyter (its owner; the home of a user it creates); expected a folder"
+                              " of its own beneath one (/srv/jupyterlab, /home/alice/notebooks)"], "plan": {}}
+
+
+@pytest.mark.parametrize("root_dir", ["/home/alice/notebooks", "/srv/jupyterlab", "/tmp/lab", "/homework", "/data"])
+def test_a_folder_beneath_or_beside_a_system_one_is_fine(root_dir):
+    assert decide(jupyterlab_root_dir=root_dir)["errors"] == []

@@ -234,6 +234,13 @@ def test_listed_wheelhouse_files_must_exist():
      'python_env_training_packages lists ["--index-url=http://evil.invalid/simple"]; allowed: a package name with '
      "optional extras and version (numpy, numpy==2.2.6, numpy>=1.26,<3), or [] for none"),
     ({"python_env_training_packages": ["numpy; touch /tmp/pwned"]}, "python_env_training_packages lists"),
+    # issue 45: each item is a line of pip's requirements file
+    ({"python_env_pip_packages": ["numpy", "--index-url=http://evil.invalid/simple"]},
+     'python_env_pip_packages lists ["--index-url=http://evil.invalid/simple"]; allowed: pip requirement specifiers'
+     " (PEP 508: numpy, numpy>=1.26,<3, tensorflow==2.15.1, pkg[extra]; python_version<'3.12'), no options or paths"),
+    ({"python_env_pip_packages": ["-r /etc/shadow"]}, 'python_env_pip_packages lists ["-r /etc/shadow"]; allowed: pip'),
+    ({"python_env_pip_packages": ["numpy\n--trusted-host evil"]}, "python_env_pip_packages lists [\"numpy\\n"),
+    ({"python_env_pip_packages": ["./my.whl"]}, 'python_env_pip_packages lists ["./my.whl"]; allowed: pip'),
 ])
 def test_bad_input_is_refused_naming_the_variable(variables, message):
     _, failed = decide(DEBIAN_AMD64, **variables)
@@ -242,7 +249,9 @@ def test_bad_input_is_refused_naming_the_variable(variables, message):
 
 @pytest.mark.parametrize("variables", [{"python_env_torch_version": "2.13"}, {"python_env_pip_packages": ["torch==2.13.0"]},
                                        {"python_env_training_packages": ["numpy>=1.26,<3", "scipy[all]"]},
-                                       {"python_env_conda_version": "py311_24.9.2-0", "python_env_cuda_version": "12.4"}])
+                                       {"python_env_conda_version": "py311_24.9.2-0", "python_env_cuda_version": "12.4"},
+                                       {"python_env_pip_packages": ["numpy>=1.26,<3", "tensorflow==2.15.1",
+                                                                    "pkg[extra]==1.0; python_version<'3.12'"]}])
 def test_good_input_passes(variables):
     assert decide(DEBIAN_AMD64, **variables)[1] == []
 

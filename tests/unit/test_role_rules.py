@@ -27,9 +27,26 @@ def test_no_task_writes_a_pattern_of_meta_rules_again():
     ("openmpi_source_sha256", "abc", "openmpi_source_sha256 is 'abc'; allowed: 64 lowercase hex digits"),
     ("cmake_min_version", "three", "cmake_min_version is 'three'; allowed: a version like 3.13"),
     ("openmpi_cuda", "maybe", "openmpi_cuda is 'maybe'; allowed: auto, true or false"),
+    # issue 45: free text that reaches environment.yml, a path or apt/pip
+    ("nccl_version", "2.27.7 --index-url=http://x", "nccl_version is '2.27.7 --index-url=http://x'; allowed: a release"
+                                                     ' like "2.27.7" (pip) or "2.27.7-1+cuda13.0"'),
+    ("nccl_version", "latest", "nccl_version is 'latest'; allowed: a release"),
+    ("python_env_conda_env_name", "../base", "python_env_conda_env_name is '../base'; allowed: a conda environment"),
+    ("python_env_conda_env_name", "horovod\nchannels: [evil]", "python_env_conda_env_name is 'horovod\\nchannels"),
+    ("python_env_conda_channels", ["conda-forge", "x y"], "python_env_conda_channels has the item 'x y'; allowed: a"
+                                                          ' channel name ("conda-forge", "nvidia/label/cuda-12.4.0")'),
+    ("python_env_conda_channels", ["file:///etc"], "python_env_conda_channels has the item 'file:///etc'"),
 ])
 def test_the_roles_check_names_the_variable_and_the_form(name, value, fragment):
     assert [fragment in e for e in hvc_rule_errors({name: value}, ROLES, "h")] == [True]
+
+
+def test_the_shipped_forms_of_nccl_and_conda_pass():
+    channels = ["pytorch", "conda-forge", "defaults", "nvidia/label/cuda-12.4.0",
+                "https://conda.anaconda.org/conda-forge"]
+    assert hvc_rule_errors({"nccl_version": "2.27.7-1+cuda13.0", "python_env_conda_env_name": "horovod-2.13",
+                            "python_env_conda_channels": channels}, ROLES, "h") == []
+    assert hvc_rule_errors({"nccl_version": "2.27.7"}, ROLES, "h") == []
 
 
 def test_empty_is_the_default_unless_required():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from horovod_cluster.views.progress import PlainProgress
+from horovod_cluster.views.progress import PlainProgress, TaskCounts
 from horovod_cluster.views.render import render
 from horovod_cluster.results import PlanResult, RolloutResult
 from horovod_cluster.outcome import RunOutcome
@@ -68,3 +68,13 @@ def test_one_tally_the_recap():
     assert "a  play Plan: 2 tasks" in log and "b  play Plan: 3 tasks" in log
     row = re.search(r"^\W+a\W+ok\W+(\d+)\W+(\d+)\W+(\d+)", log, re.M)
     assert row and row.groups() == ("2", "0", "0"), log
+
+
+def test_task_counts_of_another_shape_are_forgotten_not_a_traceback(tmp_path):
+    """Issue 45: the progress bar's remembered lengths (task-counts.json) read as a list or a list of plays."""
+    path = tmp_path / "task-counts.json"
+    for text, kept in (("[1, 2]", {}), ('{"site.yml": [1], "plan.yml": {"p": 3, "q": "x"}}', {"plan.yml": {"p": 3}}),
+                       ('{"site.yml": {', {})):
+        path.write_text(text)
+        counts = TaskCounts(path)
+        assert counts.data == kept and counts.get("site.yml", "p") is None

@@ -33,9 +33,13 @@ class TaskCounts:
     def __init__(self, path: Path) -> None:
         self.path = path
         try:
-            self.data: dict[str, dict[str, int]] = json.loads(path.read_text())
+            data = json.loads(path.read_text())
         except (OSError, ValueError):
-            self.data = {}
+            data = {}
+        # a file cut short or changed by hand only costs the bar its length: keep what has the right shape
+        self.data: dict[str, dict[str, int]] = {
+            playbook: {play: n for play, n in plays.items() if isinstance(n, int)}
+            for playbook, plays in (data.items() if isinstance(data, dict) else ()) if isinstance(plays, dict)}
 
     def get(self, playbook: str, play: str) -> int | None:
         return self.data.get(playbook, {}).get(play)
