@@ -12,18 +12,29 @@ Step 1: `python_env_platform(inputs)` -> the platform, the manager and the torch
   `set_dir`, `marker` and `flat_glob` name what decide.yml looks at on the controller next.
 
 Step 2: `python_env_plan(decided, inputs, seen)` -> step 1's result updated with
-    {"wheel_dir", "fill", "wheels", "pip_options", "requirements", "plan", "checks"}
+    {"wheel_dir", "fill", "fill_env", "wheels", "pip_options", "requirements", "plan", "checks"}
   seen: what the controller's file system shows for step 1's paths:
     {"set_dir_is_dir": bool, "complete": bool (the set's marker is a file),
      "flat_torch": [paths matching flat_glob], "wheelhouse_wheels": [names], "set_wheels": [names],
      "present": [paths of python_env_wheelhouse_files found in the wheelhouse or the set's folder]}
-  `plan` is the published plan but its installer (decide-conda.yml adds it for conda).
+  `plan` is the published plan but its installer (decide-conda.yml adds it for conda); it shows index URLs
+  without their passwords (hvc_redact_url), while `pip_options` (the host's 0600 requirements file) and
+  `fill_env` (each fill attempt's PIP_EXTRA_INDEX_URL) hold them as given.
 
 `python_env_wheels(names, system, arch)` -> the wheel names that fit the host (sorted).
 """
 from __future__ import annotations
 
+import os
 import re
+import sys
+
+try:  # under Ansible: the collection's own filter module
+    from ansible_collections.hvc.horovod_cluster.plugins.filter.hvc_redact_url import has_credentials, redact_url
+except ImportError:  # plain Python (unit tests): the file beside this one
+    if os.path.dirname(os.path.abspath(__file__)) not in sys.path:
+        sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+    from hvc_redact_url import has_credentials, redact_url
 
 from packaging.requirements import InvalidRequirement, Requirement
 
@@ -210,6 +221,16 @@ def _json(value) -> str:
     return json.dumps(value)
 
 
+def _index_argv(url: str) -> list:
+    """pip's argv for an extra index: none for an URL with credentials (it goes by _index_env, out of `ps`)."""
+    return ["--extra-index-url", url] if len(url) > 0 and not has_credentials(url) else []
+
+
+def _index_env(url: str, shown: bool = False) -> dict:
+    """pip's environment for an extra index with credentials (ansible-core prints no `environment:`)."""
+    return {"PIP_EXTRA_INDEX_URL": redact_url(url) if shown else url} if has_credentials(url) else {}
+
+
 def python_env_plan(decided: dict, inputs: dict, seen: dict | None = None) -> dict:
     d = dict(decided or {})
     inputs = dict(inputs or {})
@@ -238,21 +259,24 @@ def python_env_plan(decided: dict, inputs: dict, seen: dict | None = None) -> di
         wheel_dir = wheelhouse
     else:
         wheel_dir = set_dir if (seen.get("set_dir_is_dir") or fill_wanted) else wheelhouse
-    fill = {}
+    fill, fill_env = {}, []
     if fill_wanted:
         index = cpu_index if variant == "cpu" else cuda_index
         # A +cpu pin is tried with the controller's own pip configuration first (a mirror or find-links
         # may have it), then with the CPU index; other builds go straight to their index, if any.
         index_second = len(index) > 0 and "+cpu" in requirement
-        index_first = ["--extra-index-url", index] if len(index) > 0 and not index_second else []
+        indexes = ["", index] if index_second else [index]
         platforms = (tables.get("pip_platforms") or {}).get(f"{system}-{arch}") or []
         argv = (["pip", "download", "--disable-pip-version-check", "--no-input", "--only-binary=:all:",
                  "--dest", set_dir, "--python-version", py, "--implementation", "cp"]
                 + ["--platform=" + p for p in platforms] + [requirement] + training)
-        # target: the host's platform as pip's environment markers see it (system, machine, Python X.Y)
+        # target: the host's platform as pip's environment markers see it (system, machine, Python X.Y);
+        # env: what each attempt adds to pip's environment, as shown (fill_env: as given to pip)
         fill = {"dir": set_dir, "requirement": requirement, "marker": d["marker"],
                 "target": [system, d["machine"], py],
-                "attempts": [argv + index_first] + ([argv + ["--extra-index-url", index]] if index_second else [])}
+                "attempts": [argv + _index_argv(i) for i in indexes],
+                "env": [_index_env(i, shown=True) for i in indexes]}
+        fill_env = [_index_env(i) for i in indexes]
 
     # The wheels this host gets: python_env_wheelhouse_files, or every wheel of its folder that fits it.
     checks = []
@@ -283,9 +307,11 @@ def python_env_plan(decided: dict, inputs: dict, seen: dict | None = None) -> di
         index = cuda_index
     else:
         index = ""
-    pip_options = ((["--find-links " + str(v.get("python_env_wheelhouse_dest"))] if has_wheels else [])
-                   + (["--no-index"] if offline else [])
-                   + (["--extra-index-url " + index] if len(index) > 0 else []))
+    sources = ((["--find-links " + str(v.get("python_env_wheelhouse_dest"))] if has_wheels else [])
+               + (["--no-index"] if offline else []))
+    # The file on the host (0600) holds the index as given; the plan shows it without its password.
+    pip_options = sources + (["--extra-index-url " + index] if len(index) > 0 else [])
+    shown_options = sources + (["--extra-index-url " + redact_url(index)] if len(index) > 0 else [])
     requirements = ([requirement] if len(requirement) > 0 else []) + training + pip_packages
 
     torch_version = _text(v.get("python_env_torch_version"))
@@ -309,12 +335,13 @@ def python_env_plan(decided: dict, inputs: dict, seen: dict | None = None) -> di
         "env_path": env_path, "python": f"{env_path}/bin/python", "torch_variant": variant,
         "torch_requirement": requirement, "wheels": wheels, "wheel_dir": wheel_dir,
         # What the controller downloads into its wheelhouse first ({} = nothing: present or not wanted).
-        "fill": fill, "pip_options": pip_options, "requirements": requirements,
+        "fill": fill, "pip_options": shown_options, "requirements": requirements,
         "installer": {},
         # whether the rollout creates it as root (the inventory's ansible_become; a user-space host: false)
         "become": bool(v.get("become")),
     }
-    return {**d, "wheel_dir": wheel_dir, "fill": fill, "wheels": wheels, "pip_options": pip_options,
+    return {**d, "wheel_dir": wheel_dir, "fill": fill, "fill_env": fill_env, "wheels": wheels,
+            "pip_options": pip_options,
             "requirements": requirements, "plan": plan, "checks": checks}
 
 

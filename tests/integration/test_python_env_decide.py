@@ -44,12 +44,16 @@ MAC_ARM64 = {"system": "Darwin", "architecture": "arm64", "os_family": "Darwin",
              "distribution": "MacOSX", "distribution_major_version": "14"}
 
 
-def decide(tmp_path: Path, facts: dict, **variables) -> tuple[dict | None, str]:
-    """Run decide.yml; return (plan, failure message)."""
+def run_decide(tmp_path: Path, facts: dict, **variables):
     (tmp_path / "decide.yml").write_text(PLAYBOOK, encoding="utf-8")
     (tmp_path / "vars.json").write_text(json.dumps({"ansible_facts": facts, **variables}), encoding="utf-8")
-    run = ansible_playbook_json(["-i", "localhost,", "-c", "local", "-e", f"ansible_python_interpreter={sys.executable}",
-                                 "-e", f"@{tmp_path / 'vars.json'}", tmp_path / "decide.yml"])
+    return ansible_playbook_json(["-i", "localhost,", "-c", "local", "-e", f"ansible_python_interpreter={sys.executable}",
+                                  "-e", f"@{tmp_path / 'vars.json'}", tmp_path / "decide.yml"])
+
+
+def decide(tmp_path: Path, facts: dict, **variables) -> tuple[dict | None, str]:
+    """Run decide.yml; return (plan, failure message)."""
+    run = run_decide(tmp_path, facts, **variables)
     plan, failure = None, ""
     for _, _, result in run.results():  # localhost is the only host
         if result.get("failed"):
@@ -189,6 +193,17 @@ def test_controller_downloads_each_wheel_set_it_lacks(tmp_path):
     assert off["fill"] == {}
 
 
+def test_an_index_with_credentials_is_shown_without_its_password(tmp_path):
+    secret = "https://alice:s3cr3t@pypi.example/simple"
+    plan, failure = decide(tmp_path, DEBIAN_AMD64, python_env_torch_version="2.13.0",
+                           python_env_wheelhouse=str(tmp_path / "wh"), python_env_torch_cpu_index_url=secret)
+    assert not failure and "s3cr3t" not in json.dumps(plan)
+    assert plan["fill"]["env"] == [{}, {"PIP_EXTRA_INDEX_URL": "https://alice:****@pypi.example/simple"}]
+    # nor does any task's result (what -v prints and the run's artifacts keep)
+    run = run_decide(tmp_path, DEBIAN_AMD64, python_env_torch_version="2.13.0", python_env_torch_cpu_index_url=secret)
+    assert run.rc == 0 and "s3cr3t" not in json.dumps(list(run.results()))
+
+
 def test_cuda_build_host_without_gpu(tmp_path):
     plan, _ = decide(tmp_path, DEBIAN_AMD64, python_env_torch_version="2.13.0", python_env_cuda_build_host=True)
     assert plan["torch_variant"] == "cuda"
@@ -231,6 +246,9 @@ def test_wheelhouse_ships_only_the_wheels_this_host_can_use(tmp_path):
          "python_env_wheelhouse_files"),
         ({"python_env_manager": "conda", "python_env_artifacts_dir": "/tmp"}, "python_env_artifacts_dir"),
         ({"python_env_manager": "conda", "python_env_torch_variant": "cuda"}, "python_env_cuda_version"),
+        # a newline in the requirements file would start another pip option
+        ({"python_env_torch_cpu_index_url": "https://pypi.example/simple\n--trusted-host evil.example"},
+         "python_env_torch_cpu_index_url"),
     ],
 )
 def test_bad_input_fails_naming_the_variable(tmp_path, variables, named):

@@ -40,6 +40,10 @@ CASES = {
                               ["horovod_version is '0.28.1.post1; rm'", "allowed: a release like 0.28.1"]),
     "torch-version-form": ({"python_env_torch_version": "2.13"},
                            ["python_env_torch_version is '2.13'", "a release like 2.13.0"]),
+    # issue 45 item 9: a newline in the requirements file would start another pip option
+    "index-url-newline": ({"python_env_torch_cpu_index_url": "https://pypi.example/simple\n--trusted-host evil"},
+                          ["python_env_torch_cpu_index_url is 'https://pypi.example/simple",
+                           "allowed: an http(s) URL without spaces or newlines, or empty"]),
     "sha256-form": ({**PINNED, "horovod_sdist_sha256": "abc", "horovod_version": OTHER_VERSION},
                     ["horovod_sdist_sha256 is 'abc'", "64 lowercase hex digits"]),
     "cmake-hashes-form": ({"cmake_pip_hashes": ["sha256:1234"]},
@@ -82,6 +86,7 @@ ACCEPTED = {
     "ok-pins": {"horovod_version": OTHER_VERSION, **PINNED},
     "ok-git": {"horovod_version": "0.28.2", "horovod_source": "git", "horovod_git_commit": "a" * 40},
     "ok-quoted": {"python_env_python_version": "3.10", "python_env_torch_version": ""},
+    "ok-index-credentials": {"python_env_torch_cpu_index_url": "https://alice:s3cr3t@pypi.example/simple"},
 }
 MISSPELT = {"horovod_verison": ("0.28.1", "horovod_version"), "python_env_manger": ("conda", "python_env_manager"),
             "hostfile_slot": (2, "hostfile_slots")}
