@@ -7,12 +7,13 @@ key. Then `Cluster(...).rollout()` runs as hvcuser with `ansible_become: false`,
 test asserts the host's real state: everything under /home/hvcuser, owned by hvcuser, no package installed, no
 system folder of the project. Last, with python3-venv removed by the admin, plan and rollout are refused by
 preflight naming the package, and nothing changes. Horovod comes from the controller's wheel cache when it has
-the amd64 key (the sandbox run before the sandbox tests fills it). Default tier: 126 s for both tests on a quiet
-machine with the wheel cached; 10 min measured on a loaded one (setup 65 s, rollout + check 494 s, the refusals
-33 s). Without a cached wheel a compile would add ~11 min.
+the amd64 key (the sandbox run before the sandbox tests fills it). Slow tier (HVC_SLOW=1): 126 s for both tests on
+a quiet machine with the wheel cached; 8 to 10 min in CI under load (setup 65 s, rollout + check 494 s, the
+refusals 33 s). Without a cached wheel a compile would add ~11 min.
 """
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -41,6 +42,8 @@ PRUNE = ["/proc", "/sys", "/dev", "/run", "/tmp", "/var/log", "/var/lib/systemd"
 pytestmark = [
     pytest.mark.sandbox,
     pytest.mark.skipif(shutil.which("podman") is None, reason="needs podman (scripts/setup.sh)"),
+    pytest.mark.skipif(os.environ.get("HVC_SLOW") != "1",
+                       reason="slow (a rollout of a host of its own, 8-10 min): set HVC_SLOW=1"),
 ]
 
 
