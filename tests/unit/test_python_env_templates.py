@@ -90,9 +90,14 @@ def conda_forge_errors(deps: list[str], arch: str = "x86_64") -> list[str]:
     return errors
 
 
-def test_channel_priority_pytorch_then_conda_forge_then_defaults():
-    assert cpu_env()["channels"] == ["pytorch", "conda-forge", "defaults"]
-    assert gpu_env()["channels"] == ["pytorch", "conda-forge", "defaults"]
+def test_default_channel_is_conda_forge_alone():
+    assert cpu_env()["channels"] == ["conda-forge"]
+    assert gpu_env()["channels"] == ["conda-forge"]
+
+
+def test_pytorch_and_defaults_channels_when_asked():
+    channels = ["pytorch", "conda-forge", "defaults"]
+    assert gpu_env(python_env_conda_channels=channels)["channels"] == channels
 
 
 @pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
