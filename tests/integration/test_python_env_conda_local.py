@@ -96,7 +96,7 @@ def test_verified_installer_creates_env_once(tmp_path):
     marker = (env_path / ".hvc-spec-sha256").read_text().strip()
     assert len(marker) == 64
     spec = (prefix / "envs" / ".hvc" / "horovod-environment.yml").read_text()
-    assert "- pytorch\n  - conda-forge\n  - defaults" in spec and "mpi4py" in spec
+    assert "channels:\n  - conda-forge\ndependencies:" in spec and "mpi4py" in spec  # conda-forge alone
     assert "six==1.16.0" in (prefix / "envs" / ".hvc" / "horovod-requirements.txt").read_text()
     assert len((prefix / "create.log").read_text().splitlines()) == 1
 

@@ -11,10 +11,14 @@ from pathlib import Path
 import jinja2
 import pytest
 import yaml
+from packaging.version import Version
 
-ROLE = Path(__file__).resolve().parents[2] / "roles" / "python_env"
+REPO = Path(__file__).resolve().parents[2]
+ROLE = REPO / "roles" / "python_env"
 ROLE_VARS = yaml.safe_load((ROLE / "vars" / "main.yml").read_text(encoding="utf-8"))
 DEFAULTS = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text(encoding="utf-8"))
+# What conda-forge has of the packages environment.yml names (recorded from the feedstocks; see its header).
+CONDA_FORGE = yaml.safe_load((REPO / "tests" / "fixtures" / "conda_forge" / "cuda_packages.yml").read_text("utf-8"))
 
 
 def render(name: str, **overrides) -> str:
@@ -36,32 +40,103 @@ def render(name: str, **overrides) -> str:
     return env.get_template(name).render(**context)
 
 
-def gpu_env(**extra) -> dict:
+def gpu_env(cuda: str = "13.0", **extra) -> dict:
     return yaml.safe_load(render("environment.yml.j2", __python_env_variant="cuda",
-                                 __python_env_cuda_version="12.4", **extra))
+                                 __python_env_cuda_version=cuda, **extra))
 
 
 def cpu_env(**extra) -> dict:
     return yaml.safe_load(render("environment.yml.j2", **extra))
 
 
-def test_channel_priority_pytorch_then_conda_forge_then_defaults():
-    assert cpu_env()["channels"] == ["pytorch", "conda-forge", "defaults"]
-    assert gpu_env()["channels"] == ["pytorch", "conda-forge", "defaults"]
+def conda_names(env: dict) -> list[str]:
+    return [d for d in env["dependencies"] if isinstance(d, str)]
 
 
-def test_gpu_host_gets_cuda_packages_tied_to_the_system_toolkit():
-    deps = gpu_env()["dependencies"]
-    names = [d for d in deps if isinstance(d, str)]
-    for package in ("cudnn", "nccl", "cxx-compiler", "mpi4py", "cmake>=3.13,<4", "python=3.11"):
+def _version_matches(version: str, spec: str) -> bool:
+    """conda's match of one version: clauses joined by ',' of X.* / =X (X or X.anything), >=, >, <=, <, ==."""
+    for clause in spec.split(","):
+        op, ref = re.fullmatch(r"(>=|<=|==|>|<|=?)([0-9][0-9A-Za-z.]*?)(\.\*)?", clause).group(1, 2)
+        if op in ("", "="):
+            if not (version == ref or version.startswith(ref + ".")):
+                return False
+        elif not {">=": Version(version) >= Version(ref), "<=": Version(version) <= Version(ref),
+                  ">": Version(version) > Version(ref), "<": Version(version) < Version(ref),
+                  "==": Version(version) == Version(ref)}[op]:
+            return False
+    return True
+
+
+def conda_forge_errors(deps: list[str], arch: str = "x86_64") -> list[str]:
+    """Why conda could not solve these dependencies from conda-forge (the recorded excerpt); [] = each exists."""
+    subdir, errors = CONDA_FORGE["platforms"][arch], []
+    pinned = [d.split("=", 1)[1] for d in deps if d.startswith("cuda-version=")]
+    for dep in deps:
+        name = re.match(r"[A-Za-z0-9_.-]+", dep).group(0)
+        spec, package = dep[len(name):], CONDA_FORGE["packages"].get(name)
+        if package is None:
+            errors.append(f"{dep}: conda-forge has no package {name}")
+            continue
+        if not {subdir, "noarch"} & set(package.get("subdirs", [subdir])):
+            errors.append(f"{dep}: {name} has no {subdir} build")
+            continue
+        found = {v: tie for v, tie in package["versions"].items() if not spec or _version_matches(v, spec)}
+        if not found:
+            errors.append(f"{dep}: conda-forge has no {name} matching {spec} ({', '.join(package['versions'])})")
+        for cuda in pinned:
+            if any(tie for tie in found.values()) and not any(
+                    any(_version_matches(cuda, r) for r in tie) for tie in found.values()):
+                errors.append(f"{dep}: no {name} build for cuda-version {cuda}")
+    return errors
+
+
+def test_default_channel_is_conda_forge_alone():
+    assert cpu_env()["channels"] == ["conda-forge"]
+    assert gpu_env()["channels"] == ["conda-forge"]
+
+
+def test_pytorch_and_defaults_channels_when_asked():
+    channels = ["pytorch", "conda-forge", "defaults"]
+    assert gpu_env(python_env_conda_channels=channels)["channels"] == channels
+
+
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+@pytest.mark.parametrize("cuda", ["13.0", "12.4", "12.9", "11.8"])
+def test_cuda_env_names_only_what_conda_forge_has(cuda, arch):
+    assert conda_forge_errors(conda_names(gpu_env(cuda, __python_env_arch=arch)), arch) == []
+
+
+def test_cpu_env_names_only_what_conda_forge_has():
+    assert conda_forge_errors(conda_names(cpu_env())) == []
+
+
+def test_cuda_12_and_later_get_cuda_nvcc_pinned_by_cuda_version():
+    names = conda_names(gpu_env("13.0"))
+    for package in ("cuda-version=13.0", "cuda-nvcc=13.0", "cudnn", "nccl", "cxx-compiler", "mpi4py",
+                    "cmake>=3.13,<4", "python=3.11"):
         assert package in names
-    assert "nvcc_linux-64=12.4" in names
+    assert not any(n.startswith("nvcc_") for n in names)
+    assert "cuda-version=12.4" in conda_names(gpu_env("12.4", __python_env_arch="aarch64"))
 
 
-def test_gpu_aarch64_host_uses_the_aarch64_nvcc_metapackage():
-    names = gpu_env(__python_env_arch="aarch64")["dependencies"]
-    assert "nvcc_linux-aarch64=12.4" in names
-    assert not any(str(d).startswith("nvcc_linux-64") for d in names)
+def test_cuda_11_keeps_the_nvcc_wrapper_of_the_system_toolkit():
+    assert "nvcc_linux-64=11.8" in conda_names(gpu_env("11.8"))
+    names = conda_names(gpu_env("11.8", __python_env_arch="aarch64"))
+    assert "nvcc_linux-aarch64=11.8" in names
+    assert not any(n.startswith(("nvcc_linux-64", "cuda-nvcc", "cuda-version")) for n in names)
+
+
+@pytest.mark.parametrize(("deps", "error"), [
+    (["nvcc_linux-64=13.0"], "nvcc_linux-64=13.0: conda-forge has no nvcc_linux-64 matching =13.0"),
+    (["nvcc_linux-aarch64=12.4"], "nvcc_linux-aarch64=12.4: nvcc_linux-aarch64 has no linux-64 build"),
+    (["cuda-version=12.7"], "cuda-version=12.7: conda-forge has no cuda-version matching =12.7"),
+    (["cuda-version=12.4", "cuda-nvcc=13.0"], "cuda-nvcc=13.0: no cuda-nvcc build for cuda-version 12.4"),
+    (["cuda-version=13.0", "cudnn=9.10.2.21"], "cudnn=9.10.2.21: no cudnn build for cuda-version 13.0"),
+    (["python=3.9"], "python=3.9: conda-forge has no python matching =3.9"),
+    (["nvidia-cuda-nvcc"], "nvidia-cuda-nvcc: conda-forge has no package nvidia-cuda-nvcc"),
+])
+def test_the_check_refuses_what_conda_forge_lacks(deps, error):
+    assert [e for e in conda_forge_errors(deps) if e.startswith(error)]
 
 
 def test_cpu_host_has_no_cuda_packages():
