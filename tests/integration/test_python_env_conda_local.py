@@ -55,6 +55,7 @@ def run_role(tmp_path: Path, sha256: str) -> tuple[int, dict]:
         "python_env_conda_prefix": str(tmp_path / "conda"),
         "python_env_conda_sha256": {"Linux-x86_64": sha256},
         "python_env_pip_packages": ["six==1.16.0"],
+        "python_env_torch_version": "",  # no torch (the role's default pins 2.13.0)
     }
     (tmp_path / "vars.json").write_text(json.dumps(variables), encoding="utf-8")
     run = ansible_playbook_json(["-i", "localhost,", "-c", "local",
