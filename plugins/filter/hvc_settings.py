@@ -8,7 +8,8 @@ changes: preflight's decide step calls `hvc_settings_findings`, so `plan` and ev
   `settings` entry point of the preflight role), checked as written: 3.10 unquoted is the number 3.1,
   "ture" and 2 are no booleans, a string is no list (Ansible's own validation converts these);
 - each role's meta/rules.yml: anchored patterns (versions, sha256), pins that must travel together (a
-  version and its URL and sha256), files that must exist on the controller; and the serial value;
+  version and its URL and sha256), versions pinned twice that must agree (python_env_torch_version and a
+  torch==X item of python_env_pip_packages), files that must exist on the controller; and the serial value;
 - misspelt names: a warning naming the closest real name.
 
 Each finding is one line naming the host, the variable and the allowed values or form.
@@ -60,7 +61,8 @@ def load_specs(roles_dir):
 
 def load_rules(roles_dir):
     """Every role's meta/rules.yml merged (cached): {patterns: {var: {regex, form}}, pins: [{var, with, unless}],
-    controller_files: [var], rootless: {methods: {var: [values]}, paths: [var], needs: {os_family: [need]}}}.
+    agree: [{var, list, package, default}], controller_files: [var],
+    rootless: {methods: {var: [values]}, paths: [var], needs: {os_family: [need]}}}.
     A pattern's regex is Python's `re`, matched from the start (`\\Z` ends it), against the value, each item of a
     list or each key of a mapping; an empty value is left to the role (there it means "the default"). A pin's
     defaults (of `var` and of `unless.var`) are the argument specs' defaults: written once."""
@@ -71,7 +73,7 @@ def load_rules(roles_dir):
         def default(name):
             return next((spec["default"] for _, _, spec in specs.get(name, []) if "default" in spec), None)
 
-        rules = {"patterns": {}, "pins": [], "controller_files": [],
+        rules = {"patterns": {}, "pins": [], "agree": [], "controller_files": [],
                  "rootless": {"methods": {}, "paths": [], "needs": {}}}
         for role_dir in _role_dirs(roles_dir):
             path = os.path.join(role_dir, "meta", "rules.yml")
@@ -85,6 +87,7 @@ def load_rules(roles_dir):
                 if unless:
                     unless["default"] = default(unless["var"])
                 rules["pins"].append(dict(pin, default=default(pin["var"]), unless=unless))
+            rules["agree"] += [dict(rule, default=default(rule["var"])) for rule in data.get("agree") or []]
             rules["controller_files"] += data.get("controller_files") or []
             rootless = data.get("rootless") or {}
             rules["rootless"]["methods"].update(rootless.get("methods") or {})
@@ -107,11 +110,16 @@ def hvc_rootless_rules(roles_dir, os_family):
 def hvc_rule_errors(values, roles_dir, host, required=()):
     """The role's own check of its variables' values against the patterns of the roles' meta/rules.yml, the
     same rules preflight applies to what the inventory gives: `{name: value} | hvc_rule_errors(roles_dir, host)`.
-    An empty value passes (it means "the default"), except for the names in `required`."""
-    patterns = load_rules(roles_dir)["patterns"]
-    errors = []
+    An empty value passes (it means "the default"), except for the names in `required`. Versions that must agree
+    (`agree`) are checked when `values` holds both names."""
+    rules = load_rules(roles_dir)
+    patterns = rules["patterns"]
+    agreeing = {rule[key] for rule in rules["agree"] for key in ("var", "list")}
+    errors = _agree_errors(host, values, rules["agree"], defaults=False)
     for name, value in sorted(values.items()):
         rule = patterns.get(name)
+        if rule is None and name in agreeing:
+            continue
         if rule is None:
             raise ValueError("%s has no pattern in any role's meta/rules.yml" % name)
         if value not in (None, ""):
@@ -263,6 +271,7 @@ def settings_findings(given, host, roles_dir):
         if rule and value not in (None, ""):
             errors += _pattern_errors(host, name, value, rule["regex"], rule["form"])
     errors += _pin_errors(host, given, rules["pins"])
+    errors += _agree_errors(host, given, rules["agree"])
     for name in rules["controller_files"]:
         value = given.get(name)
         if isinstance(value, str) and value and not os.path.isfile(os.path.expanduser(value)):
@@ -292,6 +301,29 @@ def _pin_errors(host, given, pins):
                           % (host, name, given[name], " and ".join(missing), "are" if len(missing) > 1 else "is",
                              "s" if len(missing) > 1 else "", name, pin.get("default"),
                              ", ".join([name] + list(pin["with"]))))
+    return errors
+
+
+def _agree_errors(host, values, rules, defaults=True):
+    """A version pinned twice, as `var` and as a `<package>==X` item of `list`, must say the same (a local tag like
+    +cpu aside: that is the build, not the version); an empty `var` pins nothing. With `defaults`, a name missing
+    from `values` has its default (preflight: the inventory gives one, the role's default is the other)."""
+    errors = []
+    for rule in rules:
+        var, items = rule["var"], rule["list"]
+        if not defaults and (var not in values or items not in values):
+            continue
+        version = str(values.get(var, rule.get("default") if defaults else "") or "")
+        listed = values.get(items) or []
+        if not version or version == UNDEFINED or not isinstance(listed, (list, tuple)):
+            continue
+        pinned = re.compile(r"\s*%s\s*(?:\[[^\]]*\])?\s*==\s*([^\s,;+]+)" % re.escape(rule["package"]), re.I)
+        for item in listed:
+            found = pinned.match(str(item))
+            if found and found.group(1) != version:
+                errors.append("host %s: %s has the item %r but %s is %r; allowed: the same version in both, or "
+                              "%s: \"\" to install %s from %s alone" % (host, items, str(item), var, version, var,
+                                                                        rule["package"], items))
     return errors
 
 

@@ -235,6 +235,8 @@ def test_wheelhouse_ships_only_the_wheels_this_host_can_use(tmp_path):
         ({"python_env_manager": "pipenv"}, "python_env_manager"),
         ({"python_env_torch_version": "==2.13.0"}, "python_env_torch_version"),
         ({"python_env_torch_version": "latest"}, "python_env_torch_version"),
+        # torch pinned twice, differently: the default python_env_torch_version (2.13.0) and a pip item
+        ({"python_env_pip_packages": ["torch==2.14.1"]}, "but python_env_torch_version is '2.13.0'"),
         ({"python_env_conda_version": "25.3"}, "python_env_conda_version"),
         ({"python_env_cuda_version": "12"}, "python_env_cuda_version"),
         ({"python_env_torch_variant": "rocm"}, "python_env_torch_variant"),

@@ -40,6 +40,10 @@ CASES = {
                               ["horovod_version is '0.28.1.post1; rm'", "allowed: a release like 0.28.1"]),
     "torch-version-form": ({"python_env_torch_version": "2.13"},
                            ["python_env_torch_version is '2.13'", "a release like 2.13.0"]),
+    # issue 46 item 5: torch pinned twice, the default python_env_torch_version (2.13.0) against a pip item
+    "torch-pinned-twice": ({"python_env_pip_packages": ["torch==2.14.1"]},
+                           ["python_env_pip_packages has the item 'torch==2.14.1' but python_env_torch_version is "
+                            "'2.13.0'", 'allowed: the same version in both, or python_env_torch_version: ""']),
     # issue 45 item 9: a newline in the requirements file would start another pip option
     "index-url-newline": ({"python_env_torch_cpu_index_url": "https://pypi.example/simple\n--trusted-host evil"},
                           ["python_env_torch_cpu_index_url is 'https://pypi.example/simple",
@@ -87,6 +91,7 @@ ACCEPTED = {
     "ok-git": {"horovod_version": "0.28.2", "horovod_source": "git", "horovod_git_commit": "a" * 40},
     "ok-quoted": {"python_env_python_version": "3.10", "python_env_torch_version": ""},
     "ok-index-credentials": {"python_env_torch_cpu_index_url": "https://alice:s3cr3t@pypi.example/simple"},
+    "ok-torch-pinned-twice-alike": {"python_env_pip_packages": ["torch==2.13.0", "torchvision==0.28.0"]},
 }
 MISSPELT = {"horovod_verison": ("0.28.1", "horovod_version"), "python_env_manger": ("conda", "python_env_manager"),
             "hostfile_slot": (2, "hostfile_slots")}
@@ -251,7 +256,7 @@ def test_inventory_without_cluster_refused_in_plan(tmp_path, shape):
 
 # Known-bad combinations, refused in plan by horovod's decide step (the compatibility matrix), with the versions
 # python_env will install when nothing is installed yet to ask: one full plan run, a host per case. Every host
-# pins torch 2.13.0 (as inventories/lab does) unless its case says otherwise.
+# pins torch 2.13.0 (python_env's default, written out) unless its case says otherwise.
 TF = {"horovod_frameworks": ["pytorch", "tensorflow"]}
 MASTER = {"horovod_source": "git", "horovod_git_commit": "2626dc87a3a8eb8fb7d2216198ce45bce0f9e65a"}
 COMBOS = {

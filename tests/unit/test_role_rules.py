@@ -62,3 +62,22 @@ def test_empty_is_the_default_unless_required():
 def test_a_name_without_a_pattern_is_a_mistake_of_the_role():
     with pytest.raises(ValueError, match="no pattern"):
         hvc_rule_errors({"horovod_python": "/x"}, ROLES, "h")
+
+
+def test_torch_pinned_twice_must_agree():
+    """issue 46 item 5: python_env_torch_version (the default 2.13.0 included) and a torch==X item of
+    python_env_pip_packages name one torch; preflight checks what the inventory gives against the default, the
+    role's decide step the values it runs with."""
+    from hvc_settings import settings_findings
+    differ = {"python_env_torch_version": "2.13.0", "python_env_pip_packages": ["numpy==2.2.6", "torch==2.14.1"]}
+    message = ("host h: python_env_pip_packages has the item 'torch==2.14.1' but python_env_torch_version is '2.13.0';"
+               ' allowed: the same version in both, or python_env_torch_version: "" to install torch from'
+               " python_env_pip_packages alone")
+    assert hvc_rule_errors(differ, ROLES, "h") == [message]
+    assert settings_findings({"python_env_pip_packages": ["torch==2.14.1"]}, "h", ROLES)["errors"] == [message]
+    for same in ({"python_env_pip_packages": ["torch==2.13.0", "torchvision==0.28.0"]},
+                 {"python_env_pip_packages": ["torch==2.13.0+cpu"]},
+                 {"python_env_torch_version": "", "python_env_pip_packages": ["torch==2.14.1"]},
+                 {"python_env_torch_version": "2.14.1", "python_env_pip_packages": ["Torch[opt] == 2.14.1"]}):
+        assert settings_findings(same, "h", ROLES)["errors"] == [], same
+        assert hvc_rule_errors({"python_env_torch_version": "2.13.0", **same}, ROLES, "h") == [], same
