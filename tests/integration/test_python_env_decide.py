@@ -244,8 +244,9 @@ def test_wheelhouse_ships_only_the_wheels_this_host_can_use(tmp_path):
          "python_env_wheelhouse"),
         ({"python_env_wheelhouse_fill": "sometimes"}, "python_env_wheelhouse_fill"),
         ({"python_env_offline": True, "python_env_wheelhouse": ""}, "python_env_offline"),
-        ({"python_env_wheelhouse": "/tmp", "python_env_wheelhouse_files": ["torch-9.9.9-py3-none-any.whl"]},
-         "python_env_wheelhouse_files"),
+        # fill false: with torch pinned (now the default) and the fill on, the plan fills the wheel set instead
+        ({"python_env_wheelhouse": "/tmp", "python_env_wheelhouse_files": ["torch-9.9.9-py3-none-any.whl"],
+          "python_env_wheelhouse_fill": False}, "python_env_wheelhouse_files"),
         ({"python_env_manager": "conda", "python_env_artifacts_dir": "/tmp"}, "python_env_artifacts_dir"),
         ({"python_env_manager": "conda", "python_env_torch_variant": "cuda"}, "python_env_cuda_version"),
         # a newline in the requirements file would start another pip option
