@@ -17,6 +17,17 @@ def test_names_and_addresses(tmp_path):
     assert "host key checking stays on" in got["n1"]["reason"]
     assert got["n1"]["names"] == ["n1", "node1", "10.1.0.11"]
     assert got["n2"]["names"] == ["n2", "10.9.9.2", "node2", "10.1.0.12", "gpu-a"]
+    assert got["n1"]["key_options"] == ('restrict,from="<addresses of the mesh hosts>,127.0.0.1,::1": no forwarding '
+                                        'or pty, and the key logs in only from these addresses')
+
+
+def test_the_plan_names_the_networks_the_key_is_also_accepted_from(tmp_path):
+    proc = run_role(tmp_path, "ssh_mesh", {"h": host_facts("debian12", "h")},
+                    {"ssh_mesh_allow_from": ["192.168.1.7/24", "fd00::/8"]})
+    assert proc.returncode == 0, proc.stdout
+    assert plans(proc)["h"]["key_options"].startswith(
+        'restrict,from="<addresses of the mesh hosts>,127.0.0.1,192.168.1.0/24,::1,fd00::/8": no forwarding')
+
 
 @pytest.mark.parametrize("extra, needle", [
     ({"ssh_mesh_key_type": "dsa"}, "ssh_mesh_key_type"),
