@@ -11,14 +11,13 @@ from pathlib import Path
 import jinja2
 import pytest
 import yaml
-from packaging.version import Version
+
+from conda_forge import conda_forge_errors  # tests/conda_forge.py: what conda-forge has (recorded)
 
 REPO = Path(__file__).resolve().parents[2]
 ROLE = REPO / "roles" / "python_env"
 ROLE_VARS = yaml.safe_load((ROLE / "vars" / "main.yml").read_text(encoding="utf-8"))
 DEFAULTS = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text(encoding="utf-8"))
-# What conda-forge has of the packages environment.yml names (recorded from the feedstocks; see its header).
-CONDA_FORGE = yaml.safe_load((REPO / "tests" / "fixtures" / "conda_forge" / "cuda_packages.yml").read_text("utf-8"))
 
 
 def render(name: str, **overrides) -> str:
@@ -51,43 +50,6 @@ def cpu_env(**extra) -> dict:
 
 def conda_names(env: dict) -> list[str]:
     return [d for d in env["dependencies"] if isinstance(d, str)]
-
-
-def _version_matches(version: str, spec: str) -> bool:
-    """conda's match of one version: clauses joined by ',' of X.* / =X (X or X.anything), >=, >, <=, <, ==."""
-    for clause in spec.split(","):
-        op, ref = re.fullmatch(r"(>=|<=|==|>|<|=?)([0-9][0-9A-Za-z.]*?)(\.\*)?", clause).group(1, 2)
-        if op in ("", "="):
-            if not (version == ref or version.startswith(ref + ".")):
-                return False
-        elif not {">=": Version(version) >= Version(ref), "<=": Version(version) <= Version(ref),
-                  ">": Version(version) > Version(ref), "<": Version(version) < Version(ref),
-                  "==": Version(version) == Version(ref)}[op]:
-            return False
-    return True
-
-
-def conda_forge_errors(deps: list[str], arch: str = "x86_64") -> list[str]:
-    """Why conda could not solve these dependencies from conda-forge (the recorded excerpt); [] = each exists."""
-    subdir, errors = CONDA_FORGE["platforms"][arch], []
-    pinned = [d.split("=", 1)[1] for d in deps if d.startswith("cuda-version=")]
-    for dep in deps:
-        name = re.match(r"[A-Za-z0-9_.-]+", dep).group(0)
-        spec, package = dep[len(name):], CONDA_FORGE["packages"].get(name)
-        if package is None:
-            errors.append(f"{dep}: conda-forge has no package {name}")
-            continue
-        if not {subdir, "noarch"} & set(package.get("subdirs", [subdir])):
-            errors.append(f"{dep}: {name} has no {subdir} build")
-            continue
-        found = {v: tie for v, tie in package["versions"].items() if not spec or _version_matches(v, spec)}
-        if not found:
-            errors.append(f"{dep}: conda-forge has no {name} matching {spec} ({', '.join(package['versions'])})")
-        for cuda in pinned:
-            if any(tie for tie in found.values()) and not any(
-                    any(_version_matches(cuda, r) for r in tie) for tie in found.values()):
-                errors.append(f"{dep}: no {name} build for cuda-version {cuda}")
-    return errors
 
 
 def test_default_channel_is_conda_forge_alone():
