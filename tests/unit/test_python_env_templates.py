@@ -1,7 +1,8 @@
 """python_env role: environment.yml / requirements.txt templates and the installer tables.
 
 The templates are rendered with Jinja2 the way Ansible's template module does (trim_blocks),
-from the variables decide.yml sets, for a CUDA host and a CPU host.
+from the variables decide.yml sets, for a CUDA host and a CPU host; environment.yml's conda dependencies
+from plugins/filter/python_env_plan.py's python_env_conda_dependencies, as decide-conda.yml sets them.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 import yaml
 
 from conda_forge import conda_forge_errors  # tests/conda_forge.py: what conda-forge has (recorded)
+from python_env_plan import python_env_conda_dependencies
 
 REPO = Path(__file__).resolve().parents[2]
 ROLE = REPO / "roles" / "python_env"
@@ -36,6 +38,12 @@ def render(name: str, **overrides) -> str:
         __python_env_requirements=[],
     )
     context.update(overrides)
+    # What decide-conda.yml sets from the same variables (the template only prints it).
+    context.setdefault("__python_env_conda_dependencies", python_env_conda_dependencies(
+        {"variant": context["__python_env_variant"], "cuda_version": context["__python_env_cuda_version"],
+         "arch": context["__python_env_arch"], "python_version": context["python_env_python_version"],
+         "packages": context["python_env_conda_packages"],
+         "nvcc_metapackages": context["__python_env_nvcc_metapackage"]}, commented=True))
     return env.get_template(name).render(**context)
 
 
@@ -66,6 +74,16 @@ def test_pytorch_and_defaults_channels_when_asked():
 @pytest.mark.parametrize("cuda", ["13.0", "12.4", "12.9", "11.8"])
 def test_cuda_env_names_only_what_conda_forge_has(cuda, arch):
     assert conda_forge_errors(conda_names(gpu_env(cuda, __python_env_arch=arch)), arch) == []
+
+
+@pytest.mark.parametrize(("variant", "cuda", "arch"), [("cuda", "13.0", "aarch64"), ("cuda", "11.8", "x86_64"),
+                                                       ("cpu", "", "x86_64")])
+def test_template_prints_the_decided_dependencies_and_their_comments_in_order(variant, cuda, arch):
+    decided = [{"spec": "python=3.11", "comment": ""}, {"spec": "a=1", "comment": "why a"}, {"spec": "b", "comment": ""}]
+    text = render("environment.yml.j2", __python_env_variant=variant, __python_env_cuda_version=cuda,
+                  __python_env_arch=arch, __python_env_conda_dependencies=decided)
+    listed = text.split("dependencies:\n", 1)[1].split("  - pip:\n", 1)[0]
+    assert listed.splitlines() == ["  - python=3.11", "  # why a", "  - a=1", "  - b"]
 
 
 def test_cpu_env_names_only_what_conda_forge_has():
