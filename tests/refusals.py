@@ -38,6 +38,10 @@ SINGLE = [
      "preflight, python_env decide (rules)", "test_role_rules.py::test_the_roles_check_names_the_variable_and_the_form"),
     ("an `nccl_version` that is no release (`2.27.7`, `2.27.7-1+cuda13.0`)", "preflight, nccl decide (rules)",
      "test_role_rules.py::test_the_roles_check_names_the_variable_and_the_form"),
+    ("an `ssh_mesh_allow_from` item that is no IPv4 or IPv6 address or network (a name, `*`, a zone such as "
+     "`fe80::1%eth0`)", "preflight, ssh_mesh decide (rules)",
+     "test_role_rules.py::test_the_roles_check_names_the_variable_and_the_form, "
+     "test_ssh_mesh_decide.py::test_the_roles_rules_refuse_naming_the_variable_and_the_form"),
 ]
 
 

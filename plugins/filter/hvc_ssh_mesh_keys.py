@@ -10,8 +10,17 @@ so no host can widen the `from=` list with a pattern (`*`, `!`, a network) or ad
 from __future__ import annotations
 
 import ipaddress
+import os
+import sys
 
 from ansible.errors import AnsibleFilterError
+
+try:  # under Ansible: the collection's own filter module
+    from ansible_collections.hvc.horovod_cluster.plugins.filter.hvc_ssh_host_keys import KEY_TYPES
+except ImportError:  # plain Python (unit tests): the file beside this one
+    if os.path.dirname(os.path.abspath(__file__)) not in sys.path:
+        sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+    from hvc_ssh_host_keys import KEY_TYPES
 
 COMMENT = "horovod-cluster mesh key"  # a key of this cluster's comment is COMMENT + " " + cluster_id
 LOOPBACK = ("127.0.0.1", "::1")  # a host launching ranks on itself by its own name may connect over loopback
@@ -62,7 +71,7 @@ def hvc_mesh_stale_keys(authorized_keys: str, current: str, cluster_id: str) -> 
         words = line.split()
         # options (no spaces in ours) may come first: the key type is the word before the blob
         for i, word in enumerate(words[:-1]):
-            if word.startswith(("ssh-", "ecdsa-", "sk-")):
+            if word in KEY_TYPES:
                 blob, comment = words[i + 1], " ".join(words[i + 2:])
                 if comment in ours and blob != current_blob:
                     stale.append(f"{word} {blob}")

@@ -22,6 +22,10 @@ Step 2: `python_env_plan(decided, inputs, seen)` -> step 1's result updated with
   `fill_env` (each fill attempt's PIP_EXTRA_INDEX_URL) hold them as given.
 
 `python_env_wheels(names, system, arch)` -> the wheel names that fit the host (sorted).
+
+`python_env_conda_dependencies(inputs)` -> the conda dependencies of environment.yml (decide-conda.yml), from
+    {"variant", "cuda_version", "arch", "python_version", "packages", "nvcc_metapackages"};
+  with commented=True each as {"spec", "comment"} (the comment line above it, or ""), which the template prints.
 """
 from __future__ import annotations
 
@@ -345,9 +349,46 @@ def python_env_plan(decided: dict, inputs: dict, seen: dict | None = None) -> di
             "requirements": requirements, "plan": plan, "checks": checks}
 
 
+# conda-forge's nvcc wrapper of the system toolkit where __python_env_nvcc_metapackage names no architecture.
+_NVCC_DEFAULT = "nvcc_linux-64"
+
+
+def python_env_conda_dependencies(inputs: dict, commented: bool = False) -> list:
+    """environment.yml's conda dependencies (its pip section aside), in order.
+
+    CUDA 12 and later: conda-forge's cuda-version and cuda-nvcc pinned to the host's CUDA major.minor; CUDA 11 and
+    earlier (and an unknown version): the nvcc_linux-* wrapper of the system toolkit, which conda-forge built only up
+    to 11.8. Both with cudnn, nccl and cxx-compiler; then python_env_conda_packages as given.
+    """
+    i = dict(inputs or {})
+    cuda = _text(i.get("cuda_version") or "")
+    arch = i.get("arch")
+    nvcc_table = dict(i.get("nvcc_metapackages") or {})
+    deps = [(f"python={_text(i.get('python_version'))}", ""), ("pip", ""),
+            ("cmake>=3.13,<4",
+             "CMake so that Horovod builds its Gloo controller (Horovod 0.28.1 needs >= 3.13 and < 4)."),
+            ("mpi4py", "mpi4py brings an MPI (conda-forge's OpenMPI/MPICH builds) Horovod can build against.")]
+    cuda_libraries = ["cudnn", "nccl", "cxx-compiler"]
+    if i.get("variant") == "cuda" and _int(cuda.split(".")[0]) >= 12:
+        deps += [(f"cuda-version={cuda}", f"CUDA host: conda-forge's CUDA {cuda} (cuda-version pins the release nvcc,"
+                                          " cuDNN and NCCL are built for)."),
+                 (f"cuda-nvcc={cuda}", "")]
+        deps += [(name, "") for name in cuda_libraries]
+    elif i.get("variant") == "cuda":
+        nvcc = nvcc_table[arch] if arch in nvcc_table else _NVCC_DEFAULT
+        deps += [(cuda_libraries[0], "CUDA <= 11 (Debian 12's 11.8): no cuda-nvcc on conda-forge, so as before its"
+                                     " nvcc_linux-* wrapper of the system toolkit.")]
+        deps += [(name, "") for name in cuda_libraries[1:]] + [(f"{nvcc}={cuda}", "")]
+    deps += [(_text(package), "") for package in i.get("packages") or []]
+    if commented:
+        return [{"spec": spec, "comment": comment} for spec, comment in deps]
+    return [spec for spec, _ in deps]
+
+
 class FilterModule:
-    """python_env_platform, python_env_plan, python_env_wheels."""
+    """python_env_platform, python_env_plan, python_env_wheels, python_env_conda_dependencies."""
 
     def filters(self):
         return {"python_env_platform": python_env_platform, "python_env_plan": python_env_plan,
-                "python_env_wheels": python_env_wheels}
+                "python_env_wheels": python_env_wheels,
+                "python_env_conda_dependencies": python_env_conda_dependencies}

@@ -1,6 +1,7 @@
 """python_env's decision as pure functions (plugins/filter/python_env_plan.py), called directly over the
 inputs decide.yml gathers: venv vs conda, cpu vs cuda torch, armv7l/aarch64/x86_64, macOS, offline and
-wheelhouse sets (the same cases tests/integration/test_python_env_decide.py runs through ansible)."""
+wheelhouse sets (the same cases tests/integration/test_python_env_decide.py runs through ansible); and the conda
+dependencies of environment.yml (CPU, CUDA 12+, CUDA <= 11), checked against conda-forge's recorded packages."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,7 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from python_env_plan import python_env_plan, python_env_platform, python_env_wheels
+from python_env_plan import python_env_conda_dependencies, python_env_plan, python_env_platform, python_env_wheels
+
+from conda_forge import conda_forge_errors  # tests/conda_forge.py: what conda-forge has (recorded)
 
 ROLE = Path(__file__).resolve().parents[2] / "roles" / "python_env"
 TABLES_SRC = yaml.safe_load((ROLE / "vars" / "main.yml").read_text(encoding="utf-8"))
@@ -264,3 +267,70 @@ def test_fitting_wheels():
     assert python_env_wheels(names, "Linux", "aarch64") == [names[0], names[2]]
     assert python_env_wheels(names, "Darwin", "aarch64") == [names[0], names[4], names[3]]
     assert python_env_wheels(names, "Linux", "armv7l") == [names[0]]
+
+
+def conda_deps(variant="cpu", cuda="", arch="x86_64", commented=False, **extra):
+    """python_env_conda_dependencies over what decide-conda.yml gives it (the role's defaults and tables)."""
+    given = {"variant": variant, "cuda_version": cuda, "arch": arch, "python_version": "3.11", "packages": [],
+             "nvcc_metapackages": TABLES_SRC["__python_env_nvcc_metapackage"], **extra}
+    return python_env_conda_dependencies(given, commented=commented)
+
+
+BASE = ["python=3.11", "pip", "cmake>=3.13,<4", "mpi4py"]
+
+
+def test_conda_cpu_host_gets_no_cuda_packages():
+    assert conda_deps() == BASE
+    assert conda_deps(arch="aarch64") == BASE
+
+
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+@pytest.mark.parametrize("cuda", ["13.0", "12.0", "12.4", "12.9"])
+def test_conda_cuda_12_and_later_get_cuda_version_and_cuda_nvcc(cuda, arch):
+    assert conda_deps("cuda", cuda, arch) == BASE + [f"cuda-version={cuda}", f"cuda-nvcc={cuda}", "cudnn", "nccl",
+                                                    "cxx-compiler"]
+
+
+@pytest.mark.parametrize(("arch", "nvcc"), [("x86_64", "nvcc_linux-64"), ("aarch64", "nvcc_linux-aarch64"),
+                                            ("ppc64le", "nvcc_linux-64")])  # an arch the table lacks: as before
+def test_conda_cuda_11_keeps_the_nvcc_wrapper_of_the_system_toolkit(arch, nvcc):
+    assert conda_deps("cuda", "11.8", arch) == BASE + ["cudnn", "nccl", "cxx-compiler", f"{nvcc}=11.8"]
+
+
+def test_conda_cuda_without_a_version_gets_the_wrapper_unpinned():
+    # decide-conda.yml refuses this before rendering (python_env_cuda_version is needed); the filter stays total.
+    assert conda_deps("cuda", "")[-1] == "nvcc_linux-64="
+
+
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+@pytest.mark.parametrize(("variant", "cuda"), [("cpu", ""), ("cuda", "13.0"), ("cuda", "12.0"), ("cuda", "12.4"),
+                                               ("cuda", "12.9"), ("cuda", "11.8")])
+def test_conda_dependencies_name_only_what_conda_forge_has(variant, cuda, arch):
+    assert conda_forge_errors(conda_deps(variant, cuda, arch), arch) == []
+
+
+def test_conda_cuda_version_conda_forge_lacks_is_not_refused_at_plan_time():
+    # conda-forge has no cuda-version=12.7 (tests/fixtures/conda_forge/cuda_packages.yml). The recorded excerpt is
+    # test data, not shipped, so the plan does not refuse it: conda's solve on the host does.
+    deps = conda_deps("cuda", "12.7")
+    assert "cuda-version=12.7" in deps
+    assert [e for e in conda_forge_errors(deps) if e.startswith("cuda-version=12.7: conda-forge has no cuda-version")]
+
+
+def test_conda_extra_packages_come_last_as_given_and_python_is_pinned():
+    deps = conda_deps("cuda", "12.4", packages=["numpy=1.26", "scipy"], python_version="3.12")
+    assert deps[0] == "python=3.12" and deps[-2:] == ["numpy=1.26", "scipy"]
+
+
+@pytest.mark.parametrize(("variant", "cuda"), [("cpu", ""), ("cuda", "13.0"), ("cuda", "11.8")])
+def test_conda_commented_form_carries_the_same_specs_and_the_comment_lines(variant, cuda):
+    commented = conda_deps(variant, cuda, commented=True)
+    assert [d["spec"] for d in commented] == conda_deps(variant, cuda)
+    comments = {d["spec"]: d["comment"] for d in commented if d["comment"]}
+    assert comments["cmake>=3.13,<4"].startswith("CMake so that Horovod builds its Gloo controller")
+    assert comments["mpi4py"].startswith("mpi4py brings an MPI")
+    if cuda == "13.0":
+        assert comments["cuda-version=13.0"].startswith("CUDA host: conda-forge's CUDA 13.0 (")
+    if cuda == "11.8":
+        assert comments["cudnn"].startswith("CUDA <= 11 (Debian 12's 11.8)")
+    assert len(comments) == (2 if variant == "cpu" else 3)

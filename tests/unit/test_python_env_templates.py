@@ -1,7 +1,8 @@
 """python_env role: environment.yml / requirements.txt templates and the installer tables.
 
 The templates are rendered with Jinja2 the way Ansible's template module does (trim_blocks),
-from the variables decide.yml sets, for a CUDA host and a CPU host.
+from the variables decide.yml sets, for a CUDA host and a CPU host; environment.yml's conda dependencies
+from plugins/filter/python_env_plan.py's python_env_conda_dependencies, as decide-conda.yml sets them.
 """
 from __future__ import annotations
 
@@ -11,14 +12,14 @@ from pathlib import Path
 import jinja2
 import pytest
 import yaml
-from packaging.version import Version
+
+from conda_forge import conda_forge_errors  # tests/conda_forge.py: what conda-forge has (recorded)
+from python_env_plan import python_env_conda_dependencies
 
 REPO = Path(__file__).resolve().parents[2]
 ROLE = REPO / "roles" / "python_env"
 ROLE_VARS = yaml.safe_load((ROLE / "vars" / "main.yml").read_text(encoding="utf-8"))
 DEFAULTS = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text(encoding="utf-8"))
-# What conda-forge has of the packages environment.yml names (recorded from the feedstocks; see its header).
-CONDA_FORGE = yaml.safe_load((REPO / "tests" / "fixtures" / "conda_forge" / "cuda_packages.yml").read_text("utf-8"))
 
 
 def render(name: str, **overrides) -> str:
@@ -37,6 +38,12 @@ def render(name: str, **overrides) -> str:
         __python_env_requirements=[],
     )
     context.update(overrides)
+    # What decide-conda.yml sets from the same variables (the template only prints it).
+    context.setdefault("__python_env_conda_dependencies", python_env_conda_dependencies(
+        {"variant": context["__python_env_variant"], "cuda_version": context["__python_env_cuda_version"],
+         "arch": context["__python_env_arch"], "python_version": context["python_env_python_version"],
+         "packages": context["python_env_conda_packages"],
+         "nvcc_metapackages": context["__python_env_nvcc_metapackage"]}, commented=True))
     return env.get_template(name).render(**context)
 
 
@@ -53,43 +60,6 @@ def conda_names(env: dict) -> list[str]:
     return [d for d in env["dependencies"] if isinstance(d, str)]
 
 
-def _version_matches(version: str, spec: str) -> bool:
-    """conda's match of one version: clauses joined by ',' of X.* / =X (X or X.anything), >=, >, <=, <, ==."""
-    for clause in spec.split(","):
-        op, ref = re.fullmatch(r"(>=|<=|==|>|<|=?)([0-9][0-9A-Za-z.]*?)(\.\*)?", clause).group(1, 2)
-        if op in ("", "="):
-            if not (version == ref or version.startswith(ref + ".")):
-                return False
-        elif not {">=": Version(version) >= Version(ref), "<=": Version(version) <= Version(ref),
-                  ">": Version(version) > Version(ref), "<": Version(version) < Version(ref),
-                  "==": Version(version) == Version(ref)}[op]:
-            return False
-    return True
-
-
-def conda_forge_errors(deps: list[str], arch: str = "x86_64") -> list[str]:
-    """Why conda could not solve these dependencies from conda-forge (the recorded excerpt); [] = each exists."""
-    subdir, errors = CONDA_FORGE["platforms"][arch], []
-    pinned = [d.split("=", 1)[1] for d in deps if d.startswith("cuda-version=")]
-    for dep in deps:
-        name = re.match(r"[A-Za-z0-9_.-]+", dep).group(0)
-        spec, package = dep[len(name):], CONDA_FORGE["packages"].get(name)
-        if package is None:
-            errors.append(f"{dep}: conda-forge has no package {name}")
-            continue
-        if not {subdir, "noarch"} & set(package.get("subdirs", [subdir])):
-            errors.append(f"{dep}: {name} has no {subdir} build")
-            continue
-        found = {v: tie for v, tie in package["versions"].items() if not spec or _version_matches(v, spec)}
-        if not found:
-            errors.append(f"{dep}: conda-forge has no {name} matching {spec} ({', '.join(package['versions'])})")
-        for cuda in pinned:
-            if any(tie for tie in found.values()) and not any(
-                    any(_version_matches(cuda, r) for r in tie) for tie in found.values()):
-                errors.append(f"{dep}: no {name} build for cuda-version {cuda}")
-    return errors
-
-
 def test_default_channel_is_conda_forge_alone():
     assert cpu_env()["channels"] == ["conda-forge"]
     assert gpu_env()["channels"] == ["conda-forge"]
@@ -104,6 +74,16 @@ def test_pytorch_and_defaults_channels_when_asked():
 @pytest.mark.parametrize("cuda", ["13.0", "12.4", "12.9", "11.8"])
 def test_cuda_env_names_only_what_conda_forge_has(cuda, arch):
     assert conda_forge_errors(conda_names(gpu_env(cuda, __python_env_arch=arch)), arch) == []
+
+
+@pytest.mark.parametrize(("variant", "cuda", "arch"), [("cuda", "13.0", "aarch64"), ("cuda", "11.8", "x86_64"),
+                                                       ("cpu", "", "x86_64")])
+def test_template_prints_the_decided_dependencies_and_their_comments_in_order(variant, cuda, arch):
+    decided = [{"spec": "python=3.11", "comment": ""}, {"spec": "a=1", "comment": "why a"}, {"spec": "b", "comment": ""}]
+    text = render("environment.yml.j2", __python_env_variant=variant, __python_env_cuda_version=cuda,
+                  __python_env_arch=arch, __python_env_conda_dependencies=decided)
+    listed = text.split("dependencies:\n", 1)[1].split("  - pip:\n", 1)[0]
+    assert listed.splitlines() == ["  - python=3.11", "  # why a", "  - a=1", "  - b"]
 
 
 def test_cpu_env_names_only_what_conda_forge_has():

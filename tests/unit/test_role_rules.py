@@ -36,6 +36,15 @@ def test_no_task_writes_a_pattern_of_meta_rules_again():
     ("python_env_conda_channels", ["conda-forge", "x y"], "python_env_conda_channels has the item 'x y'; allowed: a"
                                                           ' channel name ("conda-forge", "nvidia/label/cuda-12.4.0")'),
     ("python_env_conda_channels", ["file:///etc"], "python_env_conda_channels has the item 'file:///etc'"),
+    # issue 45: the mesh key's folder and comment, and its from=
+    ("cluster_id", "../lab", "cluster_id is '../lab'; allowed: a name: letters, digits and . _ -, up to 64"),
+    ("cluster_id", "a b", "cluster_id is 'a b'; allowed: a name"),
+    ("ssh_mesh_allow_from", ["fe80::1%eth0"], "ssh_mesh_allow_from has the item 'fe80::1%eth0'; allowed: IPv4 or IPv6"
+                                              ' addresses or networks (CIDR): "10.1.2.3", "192.168.1.0/24"'),
+    ("ssh_mesh_allow_from", ["10.0.0.0/8", "lab.example"], "ssh_mesh_allow_from has the item 'lab.example'"),
+    ("ssh_mesh_allow_from", ["10.0.0.0/33"], "ssh_mesh_allow_from has the item '10.0.0.0/33'"),
+    ("ssh_mesh_allow_from", ["256.0.0.1"], "ssh_mesh_allow_from has the item '256.0.0.1'"),
+    ("ssh_mesh_allow_from", ["*"], "ssh_mesh_allow_from has the item '*'"),
 ])
 def test_the_roles_check_names_the_variable_and_the_form(name, value, fragment):
     assert [fragment in e for e in hvc_rule_errors({name: value}, ROLES, "h")] == [True]
@@ -81,3 +90,12 @@ def test_torch_pinned_twice_must_agree():
                  {"python_env_torch_version": "2.14.1", "python_env_pip_packages": ["Torch[opt] == 2.14.1"]}):
         assert settings_findings(same, "h", ROLES)["errors"] == [], same
         assert hvc_rule_errors({"python_env_torch_version": "2.13.0", **same}, ROLES, "h") == [], same
+
+
+def test_the_accepted_forms_of_ssh_mesh_allow_from_pass():
+    """IPv4 exact (address, address/prefix), IPv6 by its shape; the filter (hvc_mesh_key_options) parses them."""
+    good = ["10.1.2.3", "192.168.1.0/24", "10.0.0.0/8", "0.0.0.0/0", "fd00::/8", "::1", "2001:db8::17",
+            "::ffff:10.0.0.1"]
+    assert hvc_rule_errors({"ssh_mesh_allow_from": good, "cluster_id": "lab-1.a_b"}, ROLES, "h") == []
+    assert hvc_rule_errors({"cluster_id": ""}, ROLES, "h", ["cluster_id"]) == [
+        "host h: cluster_id is empty; allowed: a name: letters, digits and . _ -, up to 64"]

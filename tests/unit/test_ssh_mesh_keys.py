@@ -51,3 +51,14 @@ def test_this_clusters_earlier_keys_and_the_old_controller_key_are_stale():
 def test_nothing_is_stale_when_only_the_current_key_is_there():
     assert hvc_mesh_stale_keys(f'restrict {NEW}\n', NEW, "c1") == []
     assert hvc_mesh_stale_keys("", NEW, "c1") == []
+
+
+def test_the_key_types_are_the_host_key_filters_own():
+    """One list of SSH key types (hvc_ssh_host_keys.KEY_TYPES): an earlier key of any of them is found."""
+    import hvc_ssh_host_keys
+    import hvc_ssh_mesh_keys
+    assert hvc_ssh_mesh_keys.KEY_TYPES is hvc_ssh_host_keys.KEY_TYPES
+    blob = OLD.split()[1]
+    for key_type in hvc_ssh_host_keys.KEY_TYPES:
+        text = f'restrict,from="10.0.0.2" {key_type} {blob} horovod-cluster mesh key c1\n'
+        assert hvc_mesh_stale_keys(text, NEW, "c1") == [f"{key_type} {blob}"]
