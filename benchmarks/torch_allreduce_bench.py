@@ -4,6 +4,7 @@ The same sizes, warm-up, iteration counts and bus-bandwidth formula, so the two 
 in one run (the same hosts, the same launcher's ranks). Run under torchrun (it sets RANK, WORLD_SIZE,
 LOCAL_RANK, MASTER_ADDR/PORT); rank 0 prints one line `HVC_RESULT <json>` like the Horovod script.
   torchrun --standalone --nproc_per_node 1 benchmarks/torch_allreduce_bench.py --backend nccl 4096 16777216
+Or under horovodrun's Gloo launcher (benchmarks/allreduce_vs_torch.py), which sets Horovod's variables instead.
 """
 import argparse
 import json
@@ -35,7 +36,16 @@ def measure(size_bytes: int, device: torch.device, warmup: int, iters: int) -> f
     return float(slowest.item())
 
 
+def from_horovodrun(env: dict) -> None:
+    """Under horovodrun's Gloo launcher (as benchmarks/allreduce_vs_torch.py starts it, on the same hosts and slots
+    as Horovod's bench): torch.distributed's variables from Horovod's, the rendezvous host as the master."""
+    if "RANK" not in env and "HOROVOD_RANK" in env:
+        env.update(RANK=env["HOROVOD_RANK"], WORLD_SIZE=env["HOROVOD_SIZE"], LOCAL_RANK=env["HOROVOD_LOCAL_RANK"],
+                   MASTER_ADDR=env["HOROVOD_GLOO_RENDEZVOUS_ADDR"], MASTER_PORT=env.get("MASTER_PORT", "29511"))
+
+
 def main() -> int:
+    from_horovodrun(os.environ)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=["nccl", "gloo"], default="nccl" if torch.cuda.is_available() else "gloo")
     parser.add_argument("sizes", nargs="*", type=int, help="message sizes in bytes (float32 elements = size / 4)")

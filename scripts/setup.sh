@@ -31,7 +31,7 @@ system_packages() {
   id="$(. /etc/os-release && echo "${ID:-}")"
   version="$(. /etc/os-release && echo "${VERSION_ID:-}")"
   local common=(podman runc iptables debootstrap qemu-user-static binfmt-support
-                openssh-client iperf3 python3 python3-venv python3-dev ca-certificates)
+                openssh-client iperf3 python3 python3-venv python3-dev ca-certificates g++)
   case "${id}-${version}" in
     ubuntu-22.04) echo "${common[*]} containernetworking-plugins golang-github-containernetworking-plugin-dnsname" ;;
     debian-12|ubuntu-24.04) echo "${common[*]} netavark aardvark-dns" ;;

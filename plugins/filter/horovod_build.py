@@ -162,7 +162,7 @@ def horovod_platform_key(platform: dict) -> str:
 
     Covers horovod version/ref, OS, arch, Python major.minor, each framework version (full,
     since horovod/metadata.json records it), CUDA major.minor and the compute capabilities built
-    (HOROVOD_BUILD_CUDA_CC_LIST), GPU operations, MPI major.
+    (HOROVOD_BUILD_CUDA_CC_LIST), GPU operations, MPI major, and the run-time patches applied (`patches`).
     """
     platform = dict(platform or {})
     for required in ("os", "arch", "python"):
@@ -189,6 +189,8 @@ def horovod_platform_key(platform: dict) -> str:
     parts.append("gpuops" + _clean(gpu_ops).lower())
     mpi = _major_minor(platform.get("mpi_version"), 1)
     parts.append(f"mpi{mpi}" if mpi else "nompi")
+    # The compatibility matrix's fixes that change the wheel's behaviour (not just whether it compiles).
+    parts.extend(_clean(tag).lower() for tag in sorted(platform.get("patches") or []))
     return "-".join(parts)
 
 

@@ -104,6 +104,8 @@ def _entry(matrix: dict, rule: dict, combo: dict) -> dict:
     entry = {k: rule.get(k) for k in ("id", "verdict", "reason", "way_out", "fix")}
     entry["refs"] = _refs(matrix, rule.get("sources"))
     entry["ref"] = next((r for r in entry["refs"] if r.startswith("http")), None)
+    if rule.get("wheel_key"):  # a fix that changes what the wheel does at run time: the wheel's key names it
+        entry["wheel_key"] = rule["wheel_key"]
     # the versions this combination brings to the rule, named in the message
     entry["versions"] = ", ".join("%s %s" % (_LABEL.get(key, key), combo.get(key))
                                   for key in (rule.get("when") or {})

@@ -113,7 +113,8 @@ def _build(inputs: dict, decided: dict, compat: dict) -> dict:
         "env": v["horovod_build_env_overrides"]})
     key = horovod_build.horovod_platform_key({
         **decided["platform"], "gpu_operations": build_env.get("HOROVOD_GPU_OPERATIONS", "none"),
-        "cuda_cc_list": build_env.get("HOROVOD_BUILD_CUDA_CC_LIST", "")})
+        "cuda_cc_list": build_env.get("HOROVOD_BUILD_CUDA_CC_LIST", ""),
+        "patches": [f["wheel_key"] for f in compat["fixes"] if f.get("wheel_key")]})
     wheel_dir = "%s/%s" % (v["horovod_artifacts_dir"], key)
     cache = _cached_wheels(wheel_dir)
     state = horovod_plan.horovod_host_state({

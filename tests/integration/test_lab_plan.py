@@ -81,7 +81,7 @@ def test_lab_gpu_host_key_names_cuda_sms_nccl_and_the_mpi_it_builds(lab):
     the openmpi role plans (Ubuntu 24.04's Open MPI 4), the same inputs the rollout builds with."""
     plan = lab.plan["gpu01"]
     horovod = plan["horovod"]
-    assert horovod["platform_key"] == "hvd0.28.1-ubuntu24-x86_64-py3.11-pytorch2.13.0-cuda13.0-sm80-gpuopsnccl-mpi4"
+    assert horovod["platform_key"] == "hvd0.28.1-ubuntu24-x86_64-py3.11-pytorch2.13.0-cuda13.0-sm80-gpuopsnccl-mpi4-waitcv"
     assert (plan["cuda_toolkit"]["method"], plan["nccl"]["method"]) == ("nvidia_repo", "nvidia_repo")
     env = horovod["build_env"]
     assert env["HOROVOD_GPU_OPERATIONS"] == "NCCL" and env["HOROVOD_BUILD_CUDA_CC_LIST"] == "80"

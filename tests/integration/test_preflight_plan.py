@@ -133,9 +133,9 @@ def test_plan_gives_each_host_the_key_the_rollout_builds(full_plan):
     decide steps set: a GPU host's plan names the CUDA/NCCL build, an MPI host the MPI series, and the
     interpreter is the environment python_env will make (conda on the GPU host)."""
     keys = {host: full_plan.plan[host]["horovod"]["platform_key"] for host in FIXTURE_HOSTS}
-    assert keys["gpu-ubuntu2404"] == "hvd0.28.1-ubuntu24-x86_64-py3.11-pytorch2.13.0-cuda13.0-sm80-gpuopsnccl-mpi4"
-    assert keys["cpu-debian12"] == "hvd0.28.1-debian12-x86_64-py3.11-pytorch2.13.0_cpu-cpu-gpuopsnone-mpi4"
-    assert keys["mac-m2"].endswith("-cpu-gpuopsnone-mpi5")  # Homebrew's Open MPI 5
+    assert keys["gpu-ubuntu2404"] == "hvd0.28.1-ubuntu24-x86_64-py3.11-pytorch2.13.0-cuda13.0-sm80-gpuopsnccl-mpi4-waitcv"
+    assert keys["cpu-debian12"] == "hvd0.28.1-debian12-x86_64-py3.11-pytorch2.13.0_cpu-cpu-gpuopsnone-mpi4-waitcv"
+    assert keys["mac-m2"].endswith("-cpu-gpuopsnone-mpi5-waitcv")  # Homebrew's Open MPI 5
     gpu = full_plan.plan["gpu-ubuntu2404"]["horovod"]
     assert gpu["build_env"]["HOROVOD_GPU_OPERATIONS"] == "NCCL"
     assert gpu["build_env"]["HOROVOD_CUDA_HOME"] == full_plan.plan["gpu-ubuntu2404"]["cuda_toolkit"]["home"]
@@ -181,4 +181,4 @@ def test_armv7l_way_out_reaches_the_environment(full_plan):
     assert os.path.realpath(env["wheel_dir"]) == str(REPO / "tests" / "fixtures" / "wheelhouse-armv7l")
     assert env["wheels"] == ["torch-2.13.0-cp311-cp311-linux_armv7l.whl"] and env["fill"] == {}
     assert env["requirements"][0] == "torch==2.13.0"
-    assert pi["horovod"]["platform_key"] == "hvd0.28.1-raspios12-armv7l-py3.11-pytorch2.13.0-cpu-gpuopsnone-mpi4"
+    assert pi["horovod"]["platform_key"] == "hvd0.28.1-raspios12-armv7l-py3.11-pytorch2.13.0-cpu-gpuopsnone-mpi4-waitcv"

@@ -16,8 +16,9 @@ MASTER = "2626dc87a3a8eb8fb7d2216198ce45bce0f9e65a"
 BASE = {"horovod": "0.28.1", "source": "pypi", "commit": None, "pytorch": "2.13.0+cpu", "tensorflow": None,
         "python": "3.11.2", "cmake": "3.25.1", "cuda": None, "os": "debian12", "arch": "x86_64"}
 ON_MASTER = dict(BASE, source="git", commit=MASTER)
-# The compiler fixes every 0.28.1 release build gets (GCC 13 headers, GCC 14 flatbuffers), after the C++ one.
-COMPILER_FIXES = ["gcc13_headers", "flatbuffers_span"]
+# The source fixes every 0.28.1 release build with torch gets (GCC 13 headers, GCC 14 flatbuffers, the torch
+# wait that blocks), after the C++ one.
+COMPILER_FIXES = ["gcc13_headers", "flatbuffers_span", "torch_wait_blocks"]
 
 
 def ids(result, kind="refusals"):
@@ -48,11 +49,11 @@ def test_cxx_standard_follows_the_torch_range_on_0281(torch, standard):
 @pytest.mark.parametrize("torch", ["1.13.1", "2.1.0", "2.5.1", "2.13.0"])
 def test_master_sets_its_own_standard(torch):
     """master has PR #3998 (C++17 for torch >= 2.1 in its own CMake) and #3957 (the GCC 13 headers): only the
-    vendored flatbuffers' fix, and not the release's key."""
+    vendored flatbuffers' fix and the torch wait (master's wait spins as 0.28.1's), and not the release's key."""
     got = horovod_compat_check(dict(ON_MASTER, pytorch=torch), MATRIX)
     assert got["ok"], got["message"]
     assert (got["build"], got["cxx_standard"]) == ("master-2626dc87a3a8", None)
-    assert [f["fix"] for f in got["fixes"]] == ["flatbuffers_span"]
+    assert [f["fix"] for f in got["fixes"]] == ["flatbuffers_span", "torch_wait_blocks"]
 
 
 def test_torch_214_on_master_refused_naming_both_versions_and_the_pr():
@@ -161,7 +162,8 @@ SDIST_LINES = {
 
 
 def test_patches_rewrite_the_0281_lines():
-    for edit in (e for edits in MATRIX["patches"].values() for e in edits):
+    """(torch_wait_blocks edits Horovod's own files under tests/fixtures: tests/unit/test_horovod_wait_patch.py)"""
+    for edit in (e for edits in MATRIX["patches"].values() for e in edits if e["file"] in SDIST_LINES):
         before, wanted = SDIST_LINES[edit["file"]]
         after, count = re.subn(edit["regexp"], edit["replace"], before, flags=re.MULTILINE)
         assert count == 1 and wanted in after, (edit, after)

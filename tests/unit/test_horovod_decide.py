@@ -48,7 +48,7 @@ def decide(recorded="cpu-debian12", probe=None, env=None, python_env=None, **var
 def test_a_plain_cpu_host_plans_a_build():
     got = decide()
     assert got["errors"] == [] and got["note"].startswith("compatible (known good: ")
-    key = "hvd0.28.1-debian12-x86_64-py3.11-cpu-gpuopsnone-nompi"
+    key = "hvd0.28.1-debian12-x86_64-py3.11-cpu-gpuopsnone-nompi-waitcv"
     assert got["platform_key"] == key and got["combo"]["pytorch"] == "2.13.0"
     assert got["cxx_standard"] == 20 and got["fixes"][0] == "cxx20"  # torch 2.13 needs C++20, the role patches it
     assert "HOROVOD_GPU_OPERATIONS" not in got["build_env"] and got["build_env"]["HOROVOD_WITH_PYTORCH"] == "1"
@@ -63,7 +63,7 @@ def test_a_plain_cpu_host_plans_a_build():
 def test_a_gpu_host_builds_with_nccl_for_its_gpus():
     got = decide("gpu-ubuntu2404", **GPU_VARS)
     assert got["errors"] == []
-    assert got["platform_key"] == "hvd0.28.1-ubuntu24-x86_64-py3.12-cuda13.0-sm80-gpuopsnccl-nompi"
+    assert got["platform_key"] == "hvd0.28.1-ubuntu24-x86_64-py3.12-cuda13.0-sm80-gpuopsnccl-nompi-waitcv"
     env = got["build_env"]
     assert (env["HOROVOD_GPU_OPERATIONS"], env["HOROVOD_BUILD_CUDA_CC_LIST"], env["HOROVOD_NCCL_LINK"]) == \
         ("NCCL", "80", "SHARED")
