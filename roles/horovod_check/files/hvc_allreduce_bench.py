@@ -17,12 +17,15 @@ DEFAULT_SIZES = [2**k for k in range(12, 25, 2)]  # 4 KiB .. 16 MiB
 
 def measure(size_bytes: int, device: torch.device, warmup: int, iters: int) -> float:
     tensor = torch.ones(size_bytes // 4, dtype=torch.float32, device=device)
-    for i in range(warmup):
-        hvd.allreduce(tensor, op=hvd.Sum, name=f"hvc.bench.warm.{size_bytes}.{i}")
+    # In place and one name per size, as a training step's gradients: a new name per call would miss Horovod's
+    # response cache (its negotiation every call), and a new output tensor per call costs an allocation.
+    name = f"hvc.bench.{size_bytes}"
+    for _ in range(warmup):
+        hvd.allreduce_(tensor, op=hvd.Sum, name=name)
     hvd.barrier()
     start = time.perf_counter()
-    for i in range(iters):
-        hvd.allreduce(tensor, op=hvd.Sum, name=f"hvc.bench.{size_bytes}.{i}")
+    for _ in range(iters):
+        hvd.allreduce_(tensor, op=hvd.Sum, name=name)
     if device.type == "cuda":
         torch.cuda.synchronize()
     elapsed = (time.perf_counter() - start) / iters
