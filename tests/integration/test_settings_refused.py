@@ -341,10 +341,11 @@ def test_good_combination_planned(combos, case):
     assert combos.plan[case]["horovod"]["action"] in ("build", "install_wheel")  # one builder per platform key
     # the pinned torch is known in plan: the matrix's C++ standard for its range shows, and the key names it
     plan = combos.plan[case]["horovod"]
-    compiler = ["gcc13_headers", "flatbuffers_span"]  # the release's GCC 13 / 14 source patches
+    # the release's GCC 13 / 14 source patches, and the torch wait that blocks (issue 50)
+    compiler = ["gcc13_headers", "flatbuffers_span", "torch_wait_blocks"]
     want = {"torch-2.14.1": ("20", ["cxx20"] + compiler, "-pytorch2.14.1"),
             "torch-2.5.1": ("17", ["cxx17"] + compiler, "-pytorch2.5.1"),
-            "master-torch-2.13.0": ("", ["flatbuffers_span"], "hvd0.28.1_2626dc87a3a8-")}.get(case)
+            "master-torch-2.13.0": ("", ["flatbuffers_span", "torch_wait_blocks"], "hvd0.28.1_2626dc87a3a8-")}.get(case)
     if want:
         assert (str(plan["cxx_standard"]), plan["fixes"]) == want[:2], plan
         assert want[2] in plan["platform_key"], plan["platform_key"]
