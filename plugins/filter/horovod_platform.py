@@ -18,6 +18,12 @@ _TORCH_PIN = re.compile(r"^torch==([^+]*).*$")
 _TF_PIN = re.compile(r"(?i)tensorflow(-cpu)?==")
 
 
+def _tensorflow_pin(v: dict):
+    """The version of a tensorflow==X (or tensorflow-cpu==X) item of python_env_pip_packages, or None."""
+    pins = [re.sub(r"^[^=]*==", "", str(p)) for p in v.get("python_env_pip_packages") or [] if _TF_PIN.match(str(p))]
+    return pins[0] if pins else None
+
+
 def _os(hvc: dict, facts: dict) -> str:
     if hvc.get("os_id"):
         return f"{hvc['os_id']}{hvc.get('os_version_major', '')}"
@@ -26,7 +32,8 @@ def _os(hvc: dict, facts: dict) -> str:
 
 def _platform(probe: dict, pyenv: dict, hvc: dict, facts: dict, openmpi: dict, v: dict) -> dict:
     conda_python = v.get("python_env_python_version", "") if v.get("python_env_manager", "") == "conda" else ""
-    found = probe.get("frameworks") or {"pytorch": pyenv.get("torch_version") or None}
+    # plan (nothing to probe yet): what python_env will install, so the key is the one the rollout builds
+    found = probe.get("frameworks") or {"pytorch": pyenv.get("torch_version") or None, "tensorflow": _tensorflow_pin(v)}
     cuda = {"version": v["horovod_cuda_version"], "home": v["horovod_cuda_home"]} \
         if (v["horovod_cuda_home"] or v["horovod_cuda_version"]) else {}
     mpi = (openmpi.get("version") or probe.get("mpi_version") or "") if "mpi" in v["horovod_controllers"] else ""
@@ -50,15 +57,13 @@ def _combo(platform: dict, probe: dict, pyenv: dict, hvc: dict, facts: dict, cma
     # what the environment has (probe, python_env's facts), else what python_env will install: the pins of
     # python_env_torch_version and python_env_pip_packages (plan: nothing to probe yet)
     planned = (pyenv.get("plan") or {}).get("torch_requirement") or ""
-    tf_pins = [re.sub(r"^[^=]*==", "", str(p)) for p in v.get("python_env_pip_packages") or []
-               if _TF_PIN.match(str(p))]
     return {
         "horovod": v["horovod_version"],
         "source": v["horovod_source"],
         "commit": v["horovod_git_commit"] if v["horovod_source"] == "git" else None,
         "pytorch": (platform["frameworks"].get("pytorch") or str(v.get("python_env_torch_version", ""))
                     or _TORCH_PIN.sub(r"\1", planned) or None),
-        "tensorflow": platform["frameworks"].get("tensorflow") or (tf_pins[0] if tf_pins else None),
+        "tensorflow": platform["frameworks"].get("tensorflow") or _tensorflow_pin(v),
         "mxnet": "mxnet" in v["horovod_frameworks"] or None,
         "python": platform["python"],
         "cmake": cmake.get("version") or probe.get("cmake_version") or None,

@@ -270,6 +270,13 @@ COMBOS = {
     "tf-2.16.1": ({**TF, "python_env_pip_packages": ["tensorflow==2.16.1"]},
                   ["[tensorflow-2.16] horovod 0.28.1 with tensorflow 2.16.1", "drop tensorflow from horovod_frameworks",
                    "https://github.com/horovod/horovod/issues/4290"]),
+    # TensorFlow 2.15.1 has no wheel for Python 3.12, and 2.16.1 (which has) breaks 0.28.1
+    "tf-2.15.1-python-3.12": ({**TF, "python_env_pip_packages": ["tensorflow==2.15.1"], "python_env_manager": "conda",
+                               "python_env_python_version": "3.12"},
+                              ["[tensorflow-2.12-python] horovod 0.28.1 with tensorflow 2.15.1, Python 3.12",
+                               "wheels for Python 3.11 at most", "https://pypi.org/simple/tensorflow/"]),
+    "mxnet": ({"horovod_frameworks": ["pytorch", "mxnet"], "horovod_allow_untested": True},
+              ["[mxnet-retired] horovod 0.28.1", "https://attic.apache.org/projects/mxnet.html"]),
     "torch-1.4.0": ({"python_env_torch_version": "1.4.0"},
                     ["[pytorch-range] horovod 0.28.1 with torch 1.4.0", "0.28.1 builds with torch >=1.5.0,<2.1"]),
     "master-torch-2.14.1": ({**MASTER, "python_env_torch_version": "2.14.1"},
@@ -343,7 +350,8 @@ def test_good_combination_planned(combos, case):
     plan = combos.plan[case]["horovod"]
     # the release's GCC 13 / 14 source patches, and the torch wait that blocks (issue 50)
     compiler = ["gcc13_headers", "flatbuffers_span", "torch_wait_blocks"]
-    want = {"torch-2.14.1": ("20", ["cxx20"] + compiler, "-pytorch2.14.1"),
+    want = {"tf-2.15.1": ("20", ["cxx20"] + compiler, "-pytorch2.13.0_cpu-tensorflow2.15.1-cpu-"),
+            "torch-2.14.1": ("20", ["cxx20"] + compiler, "-pytorch2.14.1"),
             "torch-2.5.1": ("17", ["cxx17"] + compiler, "-pytorch2.5.1"),
             "master-torch-2.13.0": ("", ["flatbuffers_span", "torch_wait_blocks"], "hvd0.28.1_2626dc87a3a8-")}.get(case)
     if want:

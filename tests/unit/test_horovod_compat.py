@@ -77,6 +77,33 @@ def test_tf_216_refused_with_both_versions_reason_way_out_and_issue():
     assert horovod_compat_check(dict(BASE, pytorch=None, tensorflow="2.15.1"), MATRIX)["cxx_standard"] is None
 
 
+# PyPI's wheels of tensorflow-cpu for Linux x86_64 (recorded 2026-11-28, tests/fixtures/pypi/): the CPython
+# versions each release has a wheel for, against the matrix's rules on the host's Python.
+PYPI_TF_CPU = (ROOT / "tests/fixtures/pypi/tensorflow-cpu-wheels.txt").read_text().split()
+
+
+@pytest.mark.parametrize("python", ["3.10.12", "3.11.2", "3.12.3", "3.13.5"])
+def test_tensorflow_without_a_wheel_for_the_python_refused(python):
+    cp = "cp" + "".join(python.split(".")[:2])
+    releases = sorted({name.split("-")[1] for name in PYPI_TF_CPU})
+    below_216 = [tf for tf in releases if version_matches(tf, ">=2.10,<2.16")]
+    assert len(below_216) >= 12, releases  # the recording has 2.10.0 to 2.15.1
+    for tf in below_216:
+        has_wheel = any(n.startswith(f"tensorflow_cpu-{tf}-{cp}-") and "linux" in n and "x86_64" in n
+                        for n in PYPI_TF_CPU)
+        got = horovod_compat_check(dict(BASE, pytorch=None, tensorflow=tf, python=python, allow_untested=True),
+                                   MATRIX)
+        assert got["ok"] == has_wheel, (tf, python, got["message"])
+        if not has_wheel:
+            assert ids(got)[0].startswith("tensorflow-2.1") and "(PyPI)" in got["message"], got["message"]
+
+
+def test_mxnet_refused_naming_the_attic():
+    got = horovod_compat_check(dict(BASE, mxnet=True, allow_untested=True), MATRIX)
+    assert not got["ok"] and ids(got) == ["mxnet-retired"]
+    assert "https://attic.apache.org/projects/mxnet.html" in got["message"]
+
+
 @pytest.mark.parametrize("framework, version, spans", [
     ("pytorch", "1.4.0", ">=1.5.0,<2.1"), ("tensorflow", "1.14.0", ">=1.15.0,<2.10"),
 ])
