@@ -5,7 +5,7 @@ Ansible's `bool`, the tables of vars/main.yml and what the controller's file sys
 
 Step 1: `python_env_platform(inputs)` -> the platform, the manager and the torch build:
     {"system", "arch", "machine", "gpu_count", "cuda_fact", "cuda_version", "venv_interpreter",
-     "conda_platform", "method", "variant", "torch_requirement", "py", "set_dir", "marker",
+     "conda_platform", "method", "variant", "torch_requirement", "framework_pins", "py", "set_dir", "marker",
      "flat_glob", "checks"}
   `checks` are the variable checks, one {"var", "ok", "msg"} per variable (decide.yml asserts them
   in a loop, so a refusal names the variable and the allowed form).
@@ -127,6 +127,9 @@ def python_env_platform(inputs: dict) -> dict:
     pip_packages = [str(p) for p in v.get("python_env_pip_packages") or []]
     training = [str(p) for p in v.get("python_env_training_packages") or []]
     unpinned = [p for p in pip_packages if re.search(tables["framework_re"], p) and not re.search("==", p)]
+    # The other frameworks pinned in python_env_pip_packages (tensorflow==X): the wheelhouse carries them with torch.
+    framework_pins = [p for p in pip_packages if re.search(tables["framework_re"], p) and re.search("==", p)
+                      and not re.match(r"(?i)\s*torch\b", p)]
     not_requirements = [p for p in pip_packages if not _is_requirement(p)]
     bad_training = [p for p in training if not re.search(tables["package_re"], p)]
 
@@ -201,12 +204,15 @@ def python_env_platform(inputs: dict) -> dict:
     else:
         py = python_version
 
-    # The controller wheelhouse holds one folder per wheel set (OS, arch, Python, torch build), e.g.
-    # linux-x86_64-cp311-cpu; the marker names everything the set was filled with, so a set filled
-    # before a training package was added is filled again (pip keeps the wheels already there).
+    # The controller wheelhouse holds one folder per wheel set (OS, arch, Python, torch build, other frameworks),
+    # e.g. linux-x86_64-cp311-cpu, linux-x86_64-cp311-cpu-tensorflow-cpu-2.15.1 (a host gets every wheel of its
+    # set: a torch-only host must not get TensorFlow's); the marker names everything the set was filled with, so a
+    # set filled before a training package was added is filled again (pip keeps the wheels already there).
     machine = _machine(system, arch)
-    set_name = f"{str(system).lower()}-{arch}-cp{py.replace('.', '')}-{variant}"
-    marker = re.sub(r"[^A-Za-z0-9.+_-]", "_", "_".join([requirement] + training).replace("==", "-")) + ".complete"
+    pins = [re.sub(r"[^A-Za-z0-9.+_-]", "_", p.strip().replace("==", "-")).lower() for p in framework_pins]
+    set_name = "-".join([f"{str(system).lower()}-{arch}-cp{py.replace('.', '')}-{variant}"] + pins)
+    marker = re.sub(r"[^A-Za-z0-9.+_-]", "_",
+                    "_".join([requirement] + framework_pins + training).replace("==", "-")) + ".complete"
     # A flat folder of the user's own that already has this host's torch needs no download.
     flat_glob = (f"{wheelhouse}/{requirement.replace('==', '-')}-*{machine}.whl"
                  if len(wheelhouse) > 0 and seen.get("wheelhouse_is_dir") and len(requirement) > 0 else "")
@@ -214,7 +220,7 @@ def python_env_platform(inputs: dict) -> dict:
         "system": system, "arch": arch, "machine": machine, "gpu_count": gpu_count, "cuda_fact": cuda_fact,
         "cuda_version": cuda_version if len(cuda_version) > 0 else cuda_fact,
         "venv_interpreter": venv_interpreter, "conda_platform": conda_platform, "method": method,
-        "variant": variant, "torch_requirement": requirement, "py": py,
+        "variant": variant, "torch_requirement": requirement, "framework_pins": framework_pins, "py": py,
         "set_dir": f"{wheelhouse}/{set_name}", "marker": marker, "flat_glob": flat_glob, "checks": checks,
     }
 
@@ -273,10 +279,10 @@ def python_env_plan(decided: dict, inputs: dict, seen: dict | None = None) -> di
         platforms = (tables.get("pip_platforms") or {}).get(f"{system}-{arch}") or []
         argv = (["pip", "download", "--disable-pip-version-check", "--no-input", "--only-binary=:all:",
                  "--dest", set_dir, "--python-version", py, "--implementation", "cp"]
-                + ["--platform=" + p for p in platforms] + [requirement] + training)
+                + ["--platform=" + p for p in platforms] + [requirement] + d["framework_pins"] + training)
         # target: the host's platform as pip's environment markers see it (system, machine, Python X.Y);
         # env: what each attempt adds to pip's environment, as shown (fill_env: as given to pip)
-        fill = {"dir": set_dir, "requirement": requirement, "marker": d["marker"],
+        fill = {"dir": set_dir, "requirement": " ".join([requirement] + d["framework_pins"]), "marker": d["marker"],
                 "target": [system, d["machine"], py],
                 "attempts": [argv + _index_argv(i) for i in indexes],
                 "env": [_index_env(i, shown=True) for i in indexes]}

@@ -59,10 +59,12 @@ def test_pins_stand_for_what_python_env_will_install():
 
 def test_the_plans_key_names_the_pinned_tensorflow():
     """In plan the key is the one the rollout builds (its probe reports tensorflow), not a torch-only wheel's."""
-    both = decide(vars={"horovod_frameworks": ["pytorch", "tensorflow"], "python_env_pip_packages": ["tensorflow-cpu==2.15.1"]},
+    both = decide(vars={"horovod_frameworks": ["pytorch", "tensorflow"],
+                        "python_env_pip_packages": ["tensorflow-cpu==2.15.1"]},
                   python_env={"torch_version": "2.13.0+cpu"})
     assert both["platform"]["frameworks"] == {"pytorch": "2.13.0+cpu", "tensorflow": "2.15.1"}
-    torch_only = decide(vars={"python_env_pip_packages": ["tensorflow-cpu==2.15.1"]}, python_env={"torch_version": "2.13.0"})
+    torch_only = decide(vars={"python_env_pip_packages": ["tensorflow-cpu==2.15.1"]},
+                        python_env={"torch_version": "2.13.0"})
     assert torch_only["platform"]["frameworks"] == {"pytorch": "2.13.0"}  # pinned, but not built against
 
 

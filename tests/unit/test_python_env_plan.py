@@ -177,6 +177,20 @@ def test_training_packages_travel_with_torch():
     assert none["fill"]["marker"] == "torch-2.13.0+cpu.complete" and none["requirements"] == ["torch==2.13.0+cpu"]
 
 
+def test_a_pinned_tensorflow_travels_with_torch():
+    """The other frameworks pinned in python_env_pip_packages are downloaded into the same set (issue 47), so the
+    hosts install them from the wheelhouse; other pip packages are not."""
+    d, failed = decide(DEBIAN_AMD64, python_env_torch_version="2.13.0", python_env_wheelhouse=WH,
+                       python_env_training_packages=["numpy"],
+                       python_env_pip_packages=["tensorflow-cpu==2.15.1", "pandas==2.2.3"])
+    assert not failed
+    assert d["fill"]["attempts"][0][-3:] == ["torch==2.13.0+cpu", "tensorflow-cpu==2.15.1", "numpy"]
+    assert d["fill"]["requirement"] == "torch==2.13.0+cpu tensorflow-cpu==2.15.1"
+    assert d["fill"]["marker"] == "torch-2.13.0+cpu_tensorflow-cpu-2.15.1_numpy.complete"
+    # a set of its own: a host gets every wheel of its set, and a torch-only host must not get TensorFlow's
+    assert d["fill"]["dir"] == f"{WH}/linux-x86_64-cp311-cpu-tensorflow-cpu-2.15.1", d["fill"]["dir"]
+
+
 def test_a_flat_wheelhouse_with_the_hosts_torch_is_used_as_it_is_offline():
     names = ["torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl",
              "torch-2.13.0-cp311-cp311-manylinux_2_28_aarch64.whl", "filelock-3.16.1-py3-none-any.whl"]
