@@ -2,9 +2,9 @@
 (examples/train_keras.py) across every slot with Gloo and with MPI: the loss falls, every rank ends with the same
 weights.
 
-Slow tier (HVC_SLOW=1): a rollout of 3 fresh hosts with tensorflow-cpu 2.15.1 (downloaded once into the controller's
-wheelhouse) and a Horovod compile with both frameworks into a wheel cache of this module's own, so the build is
-proven every time: 27 min here beside other tests, the compile 11 min of it (docs/testing.md). The hosts are a sandbox of the test's own (hvc-tf*), from the packaged sandbox inventory.
+Slow tier (HVC_SLOW=1): a rollout of 3 fresh hosts with tensorflow-cpu 2.15.1 (downloaded once into the
+controller's wheelhouse) and a Horovod compile with both frameworks into a wheel cache of this module's own, so the
+build is proven every time: 27 min here beside other tests, the compile 11 min of it (docs/testing.md). The hosts are a sandbox of the test's own (hvc-tf*), from the packaged sandbox inventory.
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ SLOW_START = ["--env", "HOROVOD_GLOO_TIMEOUT_SECONDS=300", "--env", "OMPI_MCA_mp
 pytestmark = [
     pytest.mark.sandbox,
     pytest.mark.skipif(os.environ.get("HVC_SLOW") != "1",
-                       reason="slow (3 fresh hosts, TensorFlow from PyPI, a Horovod compile: about 20-27 min): set HVC_SLOW=1"),
+                       reason="slow (3 fresh hosts with TensorFlow, a Horovod compile: 20-27 min): set HVC_SLOW=1"),
     pytest.mark.skipif(shutil.which("podman") is None, reason="needs podman (scripts/setup.sh)"),
 ]
 
