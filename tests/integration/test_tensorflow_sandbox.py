@@ -4,7 +4,8 @@ weights.
 
 Slow tier (HVC_SLOW=1): a rollout of 3 fresh hosts with tensorflow-cpu 2.15.1 (downloaded once into the
 controller's wheelhouse) and a Horovod compile with both frameworks into a wheel cache of this module's own, so the
-build is proven every time: 27 min here beside other tests, the compile 11 min of it (docs/testing.md). The hosts are a sandbox of the test's own (hvc-tf*), from the packaged sandbox inventory.
+build is proven every time: 27 min here beside other tests, the compile 11 min of it (docs/testing.md).
+The hosts are a sandbox of the test's own (hvc-tf*), from the packaged sandbox inventory.
 """
 from __future__ import annotations
 
