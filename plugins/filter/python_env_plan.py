@@ -5,8 +5,8 @@ Ansible's `bool`, the tables of vars/main.yml and what the controller's file sys
 
 Step 1: `python_env_platform(inputs)` -> the platform, the manager and the torch build:
     {"system", "arch", "machine", "gpu_count", "cuda_fact", "cuda_version", "venv_interpreter",
-     "conda_platform", "method", "variant", "torch_requirement", "framework_pins", "py", "set_dir", "marker",
-     "flat_glob", "checks"}
+     "conda_platform", "method", "variant", "torch_requirement", "torch_version", "distro_packages", "framework_pins",
+     "py", "set_dir", "marker", "flat_glob", "checks"}
   `checks` are the variable checks, one {"var", "ok", "msg"} per variable (decide.yml asserts them
   in a loop, so a refusal names the variable and the allowed form).
   `set_dir`, `marker` and `flat_glob` name what decide.yml looks at on the controller next.
@@ -195,7 +195,13 @@ def python_env_platform(inputs: dict) -> dict:
                else "cpu")
     # The CPU build of torch for Linux x86_64 carries the +cpu local version; PyPI's is the CUDA build.
     cpu_local = variant == "cpu" and system == "Linux" and arch == "x86_64"
-    requirement = "" if torch_version == "" else f"torch=={torch_version}" + ("+cpu" if cpu_local else "")
+    distro = v.get("python_env_torch_source") == "distro"
+    requirement = "" if torch_version == "" or distro else f"torch=={torch_version}" + ("+cpu" if cpu_local else "")
+    checks += _distro_torch_checks(distro, system, method, variant, torch_version, tables, pip_packages)
+    distro_table = _distro_torch_packages(tables) if distro and torch_version else {}
+    # apt's version glob: Debian's 2.6.0+dfsg-7 for a pin 2.6.0
+    distro_packages = ([f"{name}={torch_version}*" for name in distro_table.get("pinned") or []]
+                       + list(distro_table.get("unpinned") or []))
     # The environment's Python, for the wheels the controller downloads: conda's is pinned; a default
     # venv on Linux uses the distro python3, the one Ansible runs (facts); else python_env_python_version.
     python = facts.get("python")
@@ -220,9 +226,41 @@ def python_env_platform(inputs: dict) -> dict:
         "system": system, "arch": arch, "machine": machine, "gpu_count": gpu_count, "cuda_fact": cuda_fact,
         "cuda_version": cuda_version if len(cuda_version) > 0 else cuda_fact,
         "venv_interpreter": venv_interpreter, "conda_platform": conda_platform, "method": method,
-        "variant": variant, "torch_requirement": requirement, "framework_pins": framework_pins, "py": py,
+        "variant": variant, "torch_requirement": requirement,
+        # the version the environment will report (torch.__version__): the OS's build carries its local tag
+        "torch_version": torch_version + (distro_table.get("local_version") or "" if distro_packages else ""),
+        "distro_packages": distro_packages, "framework_pins": framework_pins, "py": py,
         "set_dir": f"{wheelhouse}/{set_name}", "marker": marker, "flat_glob": flat_glob, "checks": checks,
     }
+
+
+def _distro_torch_packages(tables: dict) -> dict:
+    return dict(tables.get("distro_torch_packages") or {})
+
+
+def _distro_torch_checks(distro: bool, system, method: str, variant: str, torch_version: str, tables: dict,
+                         pip_packages: list) -> list:
+    """python_env_torch_source distro: the OS's CPU torch at the pinned version, in a venv; nothing else gives it."""
+    if not distro:
+        return []
+    torch_items = [p for p in pip_packages if re.match(r"(?i)\s*torch\s*($|[\[<>=!~;@ ])", p)]
+    return [
+        _check("python_env_torch_source", _distro_torch_packages(tables),
+               f"python_env_torch_source is distro but {system} has no python3-torch package; allowed there: pip"
+               " (distro needs Debian, Ubuntu or Raspberry Pi OS)"),
+        _check("python_env_torch_source", method == "venv",
+               "python_env_torch_source is distro, which a venv sees (--system-site-packages) but a conda environment"
+               " does not; set python_env_manager: venv, or python_env_torch_source: pip"),
+        _check("python_env_torch_source", variant == "cpu",
+               f"python_env_torch_source is distro, a CPU build of torch, but python_env_torch_variant is {variant};"
+               " set python_env_torch_variant: cpu (or auto on a host without a GPU), or python_env_torch_source: pip"),
+        _check("python_env_torch_version", torch_version != "",
+               "python_env_torch_source is distro but python_env_torch_version is empty; set it to the version of the"
+               " OS's python3-torch (Debian 13: 2.6.0)"),
+        _check("python_env_pip_packages", not torch_items,
+               f"python_env_pip_packages lists {_json(torch_items)} but python_env_torch_source is distro (the OS's"
+               " python3-torch); drop the item, or set python_env_torch_source: pip"),
+    ]
 
 
 def _json(value) -> str:
@@ -343,7 +381,9 @@ def python_env_plan(decided: dict, inputs: dict, seen: dict | None = None) -> di
     plan = {
         "action": "install", "method": method, "reason": reason, "platform": f"{system}/{arch}",
         "env_path": env_path, "python": f"{env_path}/bin/python", "torch_variant": variant,
-        "torch_requirement": requirement, "wheels": wheels, "wheel_dir": wheel_dir,
+        "torch_requirement": requirement, "torch_version": d.get("torch_version", ""),
+        # the OS's torch packages (python_env_torch_source distro), installed with apt before the venv
+        "distro_packages": d.get("distro_packages") or [], "wheels": wheels, "wheel_dir": wheel_dir,
         # What the controller downloads into its wheelhouse first ({} = nothing: present or not wanted).
         "fill": fill, "pip_options": shown_options, "requirements": requirements,
         "installer": {},

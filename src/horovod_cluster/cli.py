@@ -87,9 +87,9 @@ def _sandbox(status=None):
 
 
 def _hosts_table(hosts) -> Table:
-    table = Table("host", "arch", "state", "address")
+    table = Table("host", "arch", "Debian", "state", "address")
     for host in hosts:
-        table.add_row(host.name, host.arch, host.state, host.address or "-")
+        table.add_row(host.name, host.arch, host.release, host.state, host.address or "-")
     return table
 
 
@@ -98,13 +98,15 @@ def _hosts_table(hosts) -> Table:
               help="amd64 hosts (Debian 12)")
 @click.option("--arm64", default=0, show_default=True, type=click.IntRange(0, 4),
               help="arm64 hosts, the Raspberry Pi OS stand-in (built under qemu on demand)")
-def sandbox_up(count: int, arm64: int) -> None:
+@click.option("--debian13", default=0, show_default=True, type=click.IntRange(0, 16),
+              help="amd64 hosts with Debian 13 (also in the inventory group debian13)")
+def sandbox_up(count: int, arm64: int, debian13: int) -> None:
     """Build the images if missing, start the hosts, write inventories/sandbox."""
     from .sandbox import SandboxError
     with console.status("sandbox up") as status:
         box = _sandbox(status)
         try:
-            hosts = box.up(count=count, arm64=arm64)
+            hosts = box.up(count=count, arm64=arm64, debian13=debian13)
         except SandboxError as err:
             raise click.ClickException(str(err)) from None
     console.print(_hosts_table(hosts))
@@ -114,7 +116,9 @@ def sandbox_up(count: int, arm64: int) -> None:
 @sandbox.command("build")
 @click.option("--arch", "arches", multiple=True, default=["amd64"], show_default=True,
               type=click.Choice(["amd64", "arm64"]))
-def sandbox_build(arches) -> None:
+@click.option("--debian", "release", default="12", show_default=True, type=click.Choice(["12", "13"]),
+              help="the Debian release of the images")
+def sandbox_build(arches, release: str) -> None:
     """Build the sandbox images only (molecule scenarios use them)."""
     from .sandbox import SandboxError
     with console.status("building images") as status:
@@ -122,7 +126,7 @@ def sandbox_build(arches) -> None:
         try:
             box.check_tools()
             box.configure_podman()
-            built = box.build_images(list(arches))
+            built = box.build_images(list(arches), release=release)
         except SandboxError as err:
             raise click.ClickException(str(err)) from None
     console.print("built: " + (", ".join(built) or "nothing (images present)"))

@@ -36,13 +36,13 @@ def test_plan_names_the_build_the_host_did(plan):
     """The key the role computed on the host itself (record/logs/build.log) is the key the plan computes here."""
     real = re.search(r"__horovod_platform_key: (\S+)", (RECORD / "logs" / "build.log").read_text()).group(1)
     horovod = plan["horovod"]
-    # the recording predates the wait fix (issue 50), whose tag the key now carries
-    assert horovod["platform_key"] == real + "-waitcv" == \
-        "hvd0.28.1-ubuntu24-x86_64-py3.12-pytorch2.11.0-cuda13.0-sm90-gpuopsnccl-nompi-waitcv"
+    # the recording predates the wait fix (issue 50) and the distutils one (issue 46), whose tags the key now carries
+    assert horovod["platform_key"] == real + "-nodistutils-waitcv" == \
+        "hvd0.28.1-ubuntu24-x86_64-py3.12-pytorch2.11.0-cuda13.0-sm90-gpuopsnccl-nompi-nodistutils-waitcv"
     env = horovod["build_env"]
     assert (env["HOROVOD_GPU_OPERATIONS"], env["HOROVOD_BUILD_CUDA_CC_LIST"]) == ("NCCL", "90")
     assert (env["HOROVOD_NCCL_HOME"], env["HOROVOD_NCCL_LINK"]) == ("/tmp/hvc-gpu-check/nccl-home", "SHARED")
     # torch 2.11 needs C++17 (the role's patch) and the host's GCC 13 the header patch
     assert (str(horovod["cxx_standard"]), horovod["fixes"]) == \
-        ("17", ["cxx17", "gcc13_headers", "flatbuffers_span", "torch_wait_blocks"])
+        ("17", ["cxx17", "gcc13_headers", "flatbuffers_span", "torch_wait_blocks", "distutils_spawn"])
     assert json.loads((RECORD / "vars.json").read_text())["horovod_cuda_home"] == env["HOROVOD_CUDA_HOME"]

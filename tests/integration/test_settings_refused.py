@@ -293,6 +293,8 @@ COMBOS_OK = {"tf-2.15.1": {**TF, "python_env_pip_packages": ["tensorflow==2.15.1
              # master has PR #3998: its own CMake sets C++17, nothing to patch
              "master-torch-2.13.0": MASTER,
              "torch-pinned-in-pip-packages": {"python_env_torch_version": "", "python_env_pip_packages": ["torch==2.14.1"]},
+             # issue 46: Debian's own torch (python3-torch), in a venv that sees it
+             "torch-distro": {"python_env_torch_source": "distro", "python_env_torch_version": "2.6.0"},
              # the user's own environment: the rollout's probe asks it for its torch
              "own-environment": {"python_env_torch_version": "", "horovod_python": "/opt/mine/bin/python"}}
 # A framework in python_env_pip_packages without ==: Horovod would be built against whatever pip picks that day;
@@ -311,6 +313,15 @@ UNPINNED = {
     "shell text in python_env_training_packages": (
         {"python_env_training_packages": ["numpy; touch /tmp/pwned"]},
         ['python_env_training_packages lists ["numpy; touch /tmp/pwned"]']),
+    # issue 46: the OS's torch is seen by a venv only, and pip must not install another one over it
+    "distro torch in conda": (
+        {"python_env_torch_source": "distro", "python_env_torch_version": "2.6.0", "python_env_manager": "conda"},
+        ["python_env_torch_source is distro, which a venv sees (--system-site-packages) but a conda environment"
+         " does not"]),
+    "distro torch and a torch pin in pip packages": (
+        {"python_env_torch_source": "distro", "python_env_torch_version": "2.6.0",
+         "python_env_pip_packages": ["torch==2.6.0"]},
+        ['python_env_pip_packages lists ["torch==2.6.0"] but python_env_torch_source is distro']),
 }
 
 
@@ -353,6 +364,8 @@ def test_good_combination_planned(combos, case):
     want = {"tf-2.15.1": ("20", ["cxx20"] + compiler, "-pytorch2.13.0_cpu-tensorflow2.15.1-cpu-"),
             "torch-2.14.1": ("20", ["cxx20"] + compiler, "-pytorch2.14.1"),
             "torch-2.5.1": ("17", ["cxx17"] + compiler, "-pytorch2.5.1"),
+            # what Debian's build reports, as the environment's probe will: the plan's key is the rollout's
+            "torch-distro": ("17", ["cxx17"] + compiler, "-pytorch2.6.0_debian-cpu-"),
             "master-torch-2.13.0": ("", ["flatbuffers_span", "torch_wait_blocks"], "hvd0.28.1_2626dc87a3a8-")}.get(case)
     if want:
         assert (str(plan["cxx_standard"]), plan["fixes"]) == want[:2], plan

@@ -131,12 +131,29 @@ def test_a_horovod_outside_the_matrix_is_untested_and_gets_no_patch():
         assert allowed["ok"] and allowed["build"] is None and allowed["cxx_standard"] is None
 
 
-def test_python_313_untested_refused_unless_allowed():
-    combo = dict(BASE, python="3.13.5")
+def test_python_314_untested_refused_unless_allowed():
+    combo = dict(BASE, python="3.14.0")
     got = horovod_compat_check(combo, MATRIX)
-    assert not got["ok"] and "with Python 3.13.5" in got["message"] and "distutils" in got["message"]
+    assert not got["ok"] and "with Python 3.14.0" in got["message"] and "distutils" in got["message"]
     allowed = horovod_compat_check(dict(combo, allow_untested=True), MATRIX)
-    assert allowed["ok"] and allowed["warnings"][0]["id"] == "python-3.13"
+    assert allowed["ok"] and allowed["warnings"][0]["id"] == "python-3.14"
+
+
+def test_python_313_builds_as_on_the_debian13_hosts():
+    """Python 3.13 built and ran on Debian 13 sandbox hosts with Debian's torch: no longer refused, known good."""
+    debian13 = dict(BASE, python="3.13.5", pytorch="2.6.0+debian", cmake="3.31.6", os="debian13")
+    got = horovod_compat_check(debian13, MATRIX)
+    assert got["ok"] and got["known_good"] and got["warnings"] == [], got["message"]
+    assert sorted(horovod_compat_fixes(debian13, MATRIX)) == sorted(["cxx17", "distutils_spawn"] + COMPILER_FIXES)
+
+
+def test_horovodrun_loses_distutils_from_python_312_on():
+    """horovodrun imports distutils.spawn: from Python 3.12 on the role patches in shutil.which, and the wheel's key
+    says so; an older Python keeps the wheel (and its key) as it was."""
+    for python, patched in (("3.11.2", False), ("3.12.3", True), ("3.13.5", True)):
+        fixes = horovod_compat_check(dict(BASE, python=python), MATRIX)["fixes"]
+        assert ("distutils_spawn" in [f.get("fix") for f in fixes]) == patched, (python, fixes)
+        assert ("nodistutils" in [f.get("wheel_key") for f in fixes]) == patched
 
 
 def test_python_312_builds_as_on_the_gpu_host():
@@ -145,7 +162,7 @@ def test_python_312_builds_as_on_the_gpu_host():
     gpu_host = dict(BASE, python="3.12.3", pytorch="2.11.0+cu130", cuda="13.0", os="ubuntu24")
     got = horovod_compat_check(gpu_host, MATRIX)
     assert got["ok"] and got["known_good"] and got["warnings"] == [], got["message"]
-    assert horovod_compat_fixes(gpu_host, MATRIX) == ["cxx17"] + COMPILER_FIXES
+    assert sorted(horovod_compat_fixes(gpu_host, MATRIX)) == sorted(["cxx17", "distutils_spawn"] + COMPILER_FIXES)
     assert horovod_compat_check(dict(BASE, python="3.12.3"), MATRIX)["ok"]
 
 
@@ -168,7 +185,7 @@ def test_every_source_fix_has_its_patches():
     """Each needs_fix rule other than the build-environment one (cmake_policy) names patches the build applies,
     each a file, a compiling regexp and its replacement; and no patch is left without a rule."""
     source_fixes = {rule["fix"] for rule in MATRIX["rules"] if rule["verdict"] == "needs_fix"} - {"cmake_policy"}
-    assert source_fixes == set(MATRIX["patches"]) == set(COMPILER_FIXES)
+    assert source_fixes == set(MATRIX["patches"]) == set(COMPILER_FIXES) | {"distutils_spawn"}
     for fix, edits in MATRIX["patches"].items():
         assert edits, fix
         for edit in edits:
@@ -183,6 +200,8 @@ SDIST_LINES = {
                                 "#include <stdexcept>\n#include <string>\n"),
     "horovod/common/group_table.h": ("#include <mutex>\n#include <queue>\n#include <unordered_map>\n",
                                      "#include <queue>\n#include <string>\n"),
+    "horovod/runner/js_run.py": ("from horovod.runner.util import lsf\nfrom distutils.spawn import find_executable\n",
+                                 "from shutil import which as find_executable\n"),
     "third_party/flatbuffers/include/flatbuffers/stl_emulation.h": (
         "  pointer const data_;\n  const size_type count_;\n", "  size_type count_;\n"),
 }

@@ -22,14 +22,17 @@ TABLES = {"venv_python_default": "/usr/bin/python3",
           "conda_version_regex": TABLES_SRC["__python_env_conda_version_regex"],
           "cuda_version_regex": TABLES_SRC["__python_env_cuda_version_regex"],
           "framework_re": TABLES_SRC["__python_env_framework_re"],
-          "package_re": TABLES_SRC["__python_env_package_re"]}
+          "package_re": TABLES_SRC["__python_env_package_re"],
+          "distro_torch_packages": yaml.safe_load((ROLE / "vars" / "Debian.yml").read_text(encoding="utf-8"))[
+              "__python_env_distro_torch_packages"]}
 VARS = {"python_env_manager": "venv", "python_env_path": "/opt/horovod/venv", "python_env_venv_python": "",
         "python_env_python_version": "3.11", "python_env_conda_distribution": "miniforge",
         "python_env_conda_version": "", "python_env_conda_prefix": "/opt/conda", "python_env_conda_env_name": "horovod",
         "python_env_conda_force": False, "python_env_wheelhouse": "", "python_env_wheelhouse_fill": True,
         "python_env_wheelhouse_fill_bool": True, "python_env_wheelhouse_files": [],
         "python_env_wheelhouse_dest": "/opt/horovod/wheelhouse", "python_env_offline": False,
-        "python_env_torch_version": "", "python_env_torch_variant": "auto", "python_env_cuda_build_host": False,
+        "python_env_torch_version": "", "python_env_torch_variant": "auto", "python_env_torch_source": "pip",
+        "python_env_cuda_build_host": False,
         "python_env_cuda_version": "", "python_env_torch_cpu_index_url": "https://download.pytorch.org/whl/cpu",
         "python_env_torch_cuda_index_url": "", "python_env_pip_packages": [],
         "python_env_training_packages": ["numpy"], "cluster_ca_bundle": "", "become": True}
@@ -124,6 +127,39 @@ def test_cpu_host_gets_the_cpu_build_and_reaches_the_cpu_index_without_a_wheelho
 def test_torch_build(facts, variables, variant, requirement):
     d, _ = decide(facts, python_env_torch_version="2.13.0", **variables)
     assert (d["variant"], d["torch_requirement"]) == (variant, requirement)
+
+
+DEBIAN13 = {**DEBIAN_AMD64, "python": {"version": {"major": 3, "minor": 13}}}
+
+
+def test_distro_torch_is_the_oss_package_at_the_pin_and_pip_installs_no_torch():
+    d, failed = decide(DEBIAN13, python_env_torch_source="distro", python_env_torch_version="2.6.0",
+                       python_env_wheelhouse=WH)
+    assert not failed
+    assert d["distro_packages"] == ["python3-torch=2.6.0*", "libtorch-dev=2.6.0*", "pybind11-dev"]
+    assert d["plan"]["distro_packages"] == d["distro_packages"]
+    # what the environment will report (the plan's platform key): Debian's build carries +debian
+    assert d["torch_version"] == d["plan"]["torch_version"] == "2.6.0+debian"
+    assert d["torch_requirement"] == "" and d["fill"] == {} and d["plan"]["requirements"] == ["numpy"]
+    assert d["pip_options"] == []  # no torch index either
+    pip, _ = decide(DEBIAN13, python_env_torch_version="2.6.0")
+    assert pip["distro_packages"] == [] and pip["torch_requirement"] == "torch==2.6.0+cpu"
+
+
+@pytest.mark.parametrize(("facts", "variables", "message"), [
+    (MAC_ARM64, {}, "python_env_torch_source is distro but Darwin has no python3-torch package; allowed there: pip"),
+    (DEBIAN13, {"python_env_manager": "conda"}, "python_env_torch_source is distro, which a venv sees"),
+    (UBUNTU_GPU, {}, "python_env_torch_source is distro, a CPU build of torch, but python_env_torch_variant is cuda"),
+    (DEBIAN13, {"python_env_torch_version": ""},
+     "python_env_torch_source is distro but python_env_torch_version is empty; set it to the version of the OS's"),
+    (DEBIAN13, {"python_env_pip_packages": ["torchvision==0.21.0", "Torch==2.6.0"]},
+     'python_env_pip_packages lists ["Torch==2.6.0"] but python_env_torch_source is distro'),
+])
+def test_distro_torch_refused_where_it_cannot_work(facts, variables, message):
+    tables = dict(TABLES, distro_torch_packages={}) if facts is MAC_ARM64 else TABLES
+    given = inputs(facts, **{"python_env_torch_source": "distro", "python_env_torch_version": "2.6.0", **variables})
+    failed = [c["msg"] for c in python_env_platform(dict(given, tables=tables))["checks"] if not c["ok"]]
+    assert len(failed) == 1 and failed[0].startswith(message), failed
 
 
 def test_controller_downloads_each_wheel_set_it_lacks():

@@ -22,7 +22,8 @@ from ..content import cache_dir, content_dir, is_checkout
 
 _FILES = Path(__file__).resolve().parent / "files"  # the image's Containerfile, in the wheel too
 
-SUITE = "bookworm"
+# Debian release -> suite: 12 is the default host; 13 runs beside it (`up --debian13 N`).
+RELEASES = {"12": "bookworm", "13": "trixie"}
 MIRROR = "http://deb.debian.org/debian"
 NETWORK = "hvc-sandbox"
 LABEL = "io.horovod-cluster.sandbox"
@@ -50,12 +51,12 @@ def _quiet(_: str) -> None:
     pass
 
 
-def base_image(arch: str) -> str:
-    return f"localhost/horovod-cluster/debian-base:{SUITE}-{arch}"
+def base_image(arch: str, release: str = "12") -> str:
+    return f"localhost/horovod-cluster/debian-base:{RELEASES[release]}-{arch}"
 
 
-def node_image(arch: str) -> str:
-    return f"localhost/horovod-cluster/node:{SUITE}-{arch}"
+def node_image(arch: str, release: str = "12") -> str:
+    return f"localhost/horovod-cluster/node:{RELEASES[release]}-{arch}"
 
 
 def native_arch() -> str:
@@ -99,6 +100,7 @@ class Host:
     arch: str
     state: str
     address: str
+    release: str = "12"  # Debian's major version
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -155,43 +157,46 @@ class Sandbox:
             _run(["update-binfmts", "--enable", qemu])
 
     # ---- images --------------------------------------------------------------------------
-    def build_images(self, arches: Sequence[str] = ("amd64",)) -> list[str]:
-        """Build what is missing of the base and node images; returns the images built."""
+    def build_images(self, arches: Sequence[str] = ("amd64",), release: str = "12") -> list[str]:
+        """Build what is missing of the base and node images of one Debian release; returns the images built."""
+        if release not in RELEASES:
+            raise SandboxError(f"unknown Debian release {release!r}; allowed: {', '.join(RELEASES)}")
         built = []
         for arch in arches:
             if arch not in ARCHES:
                 raise SandboxError(f"unknown sandbox arch {arch!r}; allowed: {', '.join(ARCHES)}")
             self._enable_foreign_arch(arch)
-            if _podman("image", "exists", node_image(arch), check=False).returncode == 0:
+            node, base = node_image(arch, release), base_image(arch, release)
+            if _podman("image", "exists", node, check=False).returncode == 0:
                 continue
-            if _podman("image", "exists", base_image(arch), check=False).returncode != 0:
-                self._build_base(arch)
-                built.append(base_image(arch))
-            self.progress(f"building {node_image(arch)} (systemd, sshd, python3)")
-            _run(["podman", "build", "--arch", arch, "--build-arg", f"BASE={base_image(arch)}",
-                  "-t", node_image(arch), "-f", str(_FILES / "Containerfile"),
-                  str(_FILES)], progress=self.output)
-            built.append(node_image(arch))
+            if _podman("image", "exists", base, check=False).returncode != 0:
+                self._build_base(arch, release)
+                built.append(base)
+            self.progress(f"building {node} (systemd, sshd, python3)")
+            _run(["podman", "build", "--arch", arch, "--build-arg", f"BASE={base}",
+                  "-t", node, "-f", str(_FILES / "Containerfile"), str(_FILES)], progress=self.output)
+            built.append(node)
         return built
 
-    def _build_base(self, arch: str) -> None:
-        rootfs = self.image_dir / f"rootfs-{SUITE}-{arch}"
-        tarball = self.image_dir / f"rootfs-{SUITE}-{arch}.tar"
+    def _build_base(self, arch: str, release: str) -> None:
+        suite = RELEASES[release]
+        rootfs = self.image_dir / f"rootfs-{suite}-{arch}"
+        tarball = self.image_dir / f"rootfs-{suite}-{arch}.tar"
         if not tarball.is_file():
             if rootfs.exists():  # a debootstrap that was interrupted: start it again
                 shutil.rmtree(rootfs)
             rootfs.mkdir(parents=True)
-            self.progress(f"debootstrap {SUITE} {arch} (minutes; {'slower under qemu' if arch != native_arch() else 'about 1 min'})")
-            _run(["debootstrap", "--variant=minbase", f"--arch={arch}", SUITE, str(rootfs), MIRROR],
+            self.progress(f"debootstrap {suite} {arch} (minutes; {'slower under qemu' if arch != native_arch() else 'about 1 min'})")
+            _run(["debootstrap", "--variant=minbase", f"--arch={arch}", suite, str(rootfs), MIRROR],
                  progress=self.output)
             partial = tarball.with_suffix(".tar.partial")
             with tarfile.open(partial, "w") as tar:
                 tar.add(str(rootfs), arcname=".")
             partial.rename(tarball)  # only a finished tarball counts
             shutil.rmtree(rootfs)
-        self.progress(f"podman import {base_image(arch)}")
+        self.progress(f"podman import {base_image(arch, release)}")
         with tarball.open("rb") as stream:
-            _run(["podman", "import", "--arch", arch, "--change", "CMD=/bin/bash", "-", base_image(arch)],
+            _run(["podman", "import", "--arch", arch, "--change", "CMD=/bin/bash", "-", base_image(arch, release)],
                  progress=self.output, stdin=stream)
 
     # ---- hosts ---------------------------------------------------------------------------
@@ -214,12 +219,14 @@ class Sandbox:
             self.progress(f"creating podman network {self.network}")
             _podman("network", "create", "--label", self.label, self.network)
 
-    def host_names(self, count: int, arm64: int) -> list[tuple[str, str]]:
-        names = [(f"{self.prefix}{i}", "amd64") for i in range(1, count + 1)]
-        names += [(f"{self.prefix}-arm64-{i}", "arm64") for i in range(1, arm64 + 1)]
+    def host_names(self, count: int, arm64: int, debian13: int = 0) -> list[tuple[str, str, str]]:
+        """(name, arch, Debian release) of each host; the release is in the name of any but Debian 12's."""
+        names = [(f"{self.prefix}{i}", "amd64", "12") for i in range(1, count + 1)]
+        names += [(f"{self.prefix}-arm64-{i}", "arm64", "12") for i in range(1, arm64 + 1)]
+        names += [(f"{self.prefix}-debian13-{i}", "amd64", "13") for i in range(1, debian13 + 1)]
         return names
 
-    def _ensure_host(self, name: str, arch: str) -> bool:
+    def _ensure_host(self, name: str, arch: str, release: str = "12") -> bool:
         """Create or start one host; True when something changed."""
         inspect = _podman("container", "inspect", name, check=False)
         if inspect.returncode == 0:
@@ -234,10 +241,10 @@ class Sandbox:
             # carried over from another boot or machine image. Replace the host.
             self.progress(f"replacing {name}: the container does not respond")
             _remove(name)
-        self.progress(f"creating {name} ({arch})")
+        self.progress(f"creating {name} ({arch}, Debian {release})")
         _podman("run", "-d", "--name", name, "--hostname", name, "--network", self.network,
                 "--arch", arch, "--label", self.label, "--shm-size=1g", "--stop-timeout=1",
-                "--systemd=always", node_image(arch))
+                "--systemd=always", node_image(arch, release))
         key = self.key_file.with_suffix(".pub").read_text()
         subprocess.run(["podman", "exec", "-i", name, "sh", "-c",
                         "umask 077 && mkdir -p /root/.ssh && cat > /root/.ssh/authorized_keys"],
@@ -282,18 +289,20 @@ class Sandbox:
                 time.sleep(1)
         self.known_hosts.write_text("\n".join(lines) + "\n")
 
-    def up(self, count: int = 3, arm64: int = 0) -> list[Host]:
-        if count < 0 or arm64 < 0 or count + arm64 == 0:
-            raise SandboxError("the sandbox needs at least one host (--hosts N, --arm64 N)")
+    def up(self, count: int = 3, arm64: int = 0, debian13: int = 0) -> list[Host]:
+        if min(count, arm64, debian13) < 0 or count + arm64 + debian13 == 0:
+            raise SandboxError("the sandbox needs at least one host (--hosts N, --arm64 N, --debian13 N)")
         self.check_tools()
         self.configure_podman()
         self.build_images(["amd64"] * bool(count) + ["arm64"] * bool(arm64))
+        if debian13:
+            self.build_images(["amd64"], release="13")
         self._ensure_key()
         self._ensure_network()
-        wanted = self.host_names(count, arm64)
-        for name, arch in wanted:
-            self._ensure_host(name, arch)
-        hosts = [Host(name, arch, "running", self._address(name)) for name, arch in wanted]
+        wanted = self.host_names(count, arm64, debian13)
+        for name, arch, release in wanted:
+            self._ensure_host(name, arch, release)
+        hosts = [Host(name, arch, "running", self._address(name), release) for name, arch, release in wanted]
         self._scan_host_keys(hosts)
         self.write_inventory(hosts)
         return hosts
@@ -306,8 +315,9 @@ class Sandbox:
         for entry in json.loads(listing.stdout or "[]"):
             name = entry["Names"][0]
             arch = "arm64" if "-arm64-" in name else "amd64"
+            release = next((r for r, suite in RELEASES.items() if f":{suite}-" in entry.get("Image", "")), "12")
             address = self._address(name) if entry["State"] == "running" else ""
-            hosts.append(Host(name, arch, entry["State"], address))
+            hosts.append(Host(name, arch, entry["State"], address, release))
         return sorted(hosts, key=lambda h: h.name)
 
     def down(self, images: bool = False) -> list[str]:
@@ -317,9 +327,10 @@ class Sandbox:
         if _podman("network", "exists", self.network, check=False).returncode == 0:
             _podman("network", "rm", "-f", self.network)
         if images:
-            for arch in ARCHES:
-                for image in (node_image(arch), base_image(arch)):
-                    _podman("rmi", "-f", image, check=False)
+            for release in RELEASES:
+                for arch in ARCHES:
+                    for image in (node_image(arch, release), base_image(arch, release)):
+                        _podman("rmi", "-f", image, check=False)
         inventory = self.inventory_dir / "hosts.yml"
         if inventory.is_file():
             inventory.unlink()
@@ -335,6 +346,8 @@ class Sandbox:
             "cpu_nodes": {"hosts": {h.name: host_vars(h) for h in hosts if h.arch == "amd64"}},
             "pis": {"hosts": {h.name: host_vars(h) for h in hosts if h.arch == "arm64"}},
         }
+        # Debian 13 hosts are also in the group debian13 (outside `cluster`), for the settings of that release.
+        by_release = {"debian13": {"hosts": {h.name: None for h in hosts if h.release == "13"}}}
         inventory = {
             "all": {
                 "vars": {
@@ -343,7 +356,8 @@ class Sandbox:
                     "ansible_ssh_common_args": f"-o UserKnownHostsFile={self.known_hosts} "
                                                "-o StrictHostKeyChecking=yes",
                 },
-                "children": {"cluster": {"children": {k: v for k, v in groups.items() if v["hosts"]}}},
+                "children": {"cluster": {"children": {k: v for k, v in groups.items() if v["hosts"]}},
+                             **{k: v for k, v in by_release.items() if v["hosts"]}},
             }
         }
         self.inventory_dir.mkdir(parents=True, exist_ok=True)
