@@ -3,10 +3,14 @@
 python3-torch (Python 3.13 has no CPU torch wheel reachable here). Horovod 0.28.1 compiles once with GCC 14 (the
 compatibility matrix's gcc13_headers and flatbuffers_span fixes) against Open MPI 5.0.7, into a wheel cache of this
 module's own, so the GCC 14 build is proven every run; the check's Gloo and MPI smoke tests then pass.
+
+Slow tier (HVC_SLOW=1): 9 min here (rollout 458 s, the compile 204 s of it), which the default run's time has no
+room for yet (docs/testing.md).
 """
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 
@@ -21,6 +25,8 @@ COMPILE = "Horovod | Compile with pip wheel"
 
 pytestmark = [
     pytest.mark.sandbox,
+    pytest.mark.skipif(os.environ.get("HVC_SLOW") != "1",
+                       reason="slow (2 fresh Debian 13 hosts, a Horovod compile: 9 min): set HVC_SLOW=1"),
     pytest.mark.skipif(shutil.which("podman") is None, reason="needs podman (scripts/setup.sh)"),
 ]
 
