@@ -1,6 +1,8 @@
 """Platform parsing (plugins/module_utils/hvc_platform.py) on real-world text."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import hvc_platform as hp
@@ -180,3 +182,24 @@ def test_platform_ubuntu_gpu_host(fixture_text):
     assert facts["os_id"] == "ubuntu" and facts["has_nvidia_gpu"] is True
     assert facts["gpu"]["count"] == 1 and facts["cores"] == 32 == facts["cores_total"]
     assert facts["homebrew"]["present"] is False and facts["is_raspberry_pi"] is False
+
+
+def test_debian13_and_pi_os_13_pass_the_roles_support_matrix(fixture_text):
+    """Debian 13's real os-release, alone and on a Pi 5 (64-bit Pi OS 13 ships Debian's os-release unchanged: pi-gen's
+    arm64 trixie images bootstrap from deb.debian.org), against preflight's own default matrix."""
+    import yaml
+
+    import hvc_preflight as pf
+
+    defaults = yaml.safe_load((Path(__file__).resolve().parents[2] / "roles/preflight/defaults/main.yml").read_text())
+    checks = {"platforms": defaults["preflight_supported_platforms"], "archs": defaults["preflight_supported_archs"],
+              "ansible_version": "2.19.1", "min_ansible_version": "2.16", "min_python_version": "3.8",
+              "require_homebrew": True, "choices": {}, "gpu_options": {}, "values": {}, "address_clashes": {}}
+    debian = hp.build_platform(os_release_text=fixture_text("os-release/debian-13"), machine="x86_64")
+    pi = hp.build_platform(os_release_text=fixture_text("os-release/debian-13"), machine="aarch64",
+                           device_tree_model_raw=b"Raspberry Pi 5 Model B Rev 1.0\x00")
+    assert (debian["os_id"], debian["os_version"], pi["os_id"], pi["os_version"]) == ("debian", "13", "raspios", "13")
+    for facts in (debian, pi):
+        assert pf.preflight_errors({**facts, "python_version": "3.13.5"}, "h", checks) == []
+    later = {**debian, "os_version": "14", "os_version_major": "14", "python_version": "3.13.5"}
+    assert "debian version '14'" in pf.preflight_errors(later, "h", checks)[0]
