@@ -63,7 +63,7 @@ def test_a_plain_cpu_host_plans_a_build():
 def test_a_gpu_host_builds_with_nccl_for_its_gpus():
     got = decide("gpu-ubuntu2404", **GPU_VARS)
     assert got["errors"] == []
-    assert got["platform_key"] == "hvd0.28.1-ubuntu24-x86_64-py3.12-cuda13.0-sm80-gpuopsnccl-nompi-waitcv"
+    assert got["platform_key"] == "hvd0.28.1-ubuntu24-x86_64-py3.12-cuda13.0-sm80-gpuopsnccl-nompi-nodistutils-waitcv"
     env = got["build_env"]
     assert (env["HOROVOD_GPU_OPERATIONS"], env["HOROVOD_BUILD_CUDA_CC_LIST"], env["HOROVOD_NCCL_LINK"]) == \
         ("NCCL", "80", "SHARED")
