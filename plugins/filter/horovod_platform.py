@@ -68,6 +68,7 @@ def _combo(platform: dict, probe: dict, pyenv: dict, hvc: dict, facts: dict, cma
         "python": platform["python"],
         "cmake": cmake.get("version") or probe.get("cmake_version") or None,
         "cuda": platform["cuda"].get("version") or None,
+        "mpi": platform["mpi_version"] or None,  # Open MPI's version, or its series in plan ("5")
         "os": "macosx" if hvc.get("os_id") == "macos" or facts.get("system") == "Darwin" else platform["os"],
         "allow_untested": bool(v["horovod_allow_untested"]),
     }

@@ -135,7 +135,7 @@ def test_plan_gives_each_host_the_key_the_rollout_builds(full_plan):
     keys = {host: full_plan.plan[host]["horovod"]["platform_key"] for host in FIXTURE_HOSTS}
     assert keys["gpu-ubuntu2404"] == "hvd0.28.1-ubuntu24-x86_64-py3.11-pytorch2.13.0-cuda13.0-sm80-gpuopsnccl-mpi4-waitcv"
     assert keys["cpu-debian12"] == "hvd0.28.1-debian12-x86_64-py3.11-pytorch2.13.0_cpu-cpu-gpuopsnone-mpi4-waitcv"
-    assert keys["mac-m2"].endswith("-cpu-gpuopsnone-mpi5-waitcv")  # Homebrew's Open MPI 5
+    assert keys["mac-m2"].endswith("-cpu-gpuopsnone-mpi5-mpilongopts-waitcv")  # Homebrew's Open MPI 5
     gpu = full_plan.plan["gpu-ubuntu2404"]["horovod"]
     assert gpu["build_env"]["HOROVOD_GPU_OPERATIONS"] == "NCCL"
     assert gpu["build_env"]["HOROVOD_CUDA_HOME"] == full_plan.plan["gpu-ubuntu2404"]["cuda_toolkit"]["home"]

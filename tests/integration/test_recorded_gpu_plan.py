@@ -44,5 +44,5 @@ def test_plan_names_the_build_the_host_did(plan):
     assert (env["HOROVOD_NCCL_HOME"], env["HOROVOD_NCCL_LINK"]) == ("/tmp/hvc-gpu-check/nccl-home", "SHARED")
     # torch 2.11 needs C++17 (the role's patch) and the host's GCC 13 the header patch
     assert (str(horovod["cxx_standard"]), horovod["fixes"]) == \
-        ("17", ["cxx17", "gcc13_headers", "flatbuffers_span", "torch_wait_blocks", "distutils_spawn"])
+        ("17", ["cxx17", "gcc13_headers", "flatbuffers_span", "gloo_cstdint", "torch_wait_blocks", "distutils_spawn"])
     assert json.loads((RECORD / "vars.json").read_text())["horovod_cuda_home"] == env["HOROVOD_CUDA_HOME"]

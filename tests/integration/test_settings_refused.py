@@ -360,7 +360,7 @@ def test_good_combination_planned(combos, case):
     # the pinned torch is known in plan: the matrix's C++ standard for its range shows, and the key names it
     plan = combos.plan[case]["horovod"]
     # the release's GCC 13 / 14 source patches, and the torch wait that blocks (issue 50)
-    compiler = ["gcc13_headers", "flatbuffers_span", "torch_wait_blocks"]
+    compiler = ["gcc13_headers", "flatbuffers_span", "gloo_cstdint", "torch_wait_blocks"]
     want = {"tf-2.15.1": ("20", ["cxx20"] + compiler, "-pytorch2.13.0_cpu-tensorflow2.15.1-cpu-"),
             "torch-2.14.1": ("20", ["cxx20"] + compiler, "-pytorch2.14.1"),
             "torch-2.5.1": ("17", ["cxx17"] + compiler, "-pytorch2.5.1"),

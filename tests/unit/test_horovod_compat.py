@@ -16,9 +16,9 @@ MASTER = "2626dc87a3a8eb8fb7d2216198ce45bce0f9e65a"
 BASE = {"horovod": "0.28.1", "source": "pypi", "commit": None, "pytorch": "2.13.0+cpu", "tensorflow": None,
         "python": "3.11.2", "cmake": "3.25.1", "cuda": None, "os": "debian12", "arch": "x86_64"}
 ON_MASTER = dict(BASE, source="git", commit=MASTER)
-# The source fixes every 0.28.1 release build with torch gets (GCC 13 headers, GCC 14 flatbuffers, the torch
-# wait that blocks), after the C++ one.
-COMPILER_FIXES = ["gcc13_headers", "flatbuffers_span", "torch_wait_blocks"]
+# The source fixes every 0.28.1 release build with torch gets (GCC 13 headers, GCC 14 flatbuffers, GCC 15 Gloo
+# <cstdint>, the torch wait that blocks), after the C++ one.
+COMPILER_FIXES = ["gcc13_headers", "flatbuffers_span", "gloo_cstdint", "torch_wait_blocks"]
 
 
 def ids(result, kind="refusals"):
@@ -131,12 +131,12 @@ def test_a_horovod_outside_the_matrix_is_untested_and_gets_no_patch():
         assert allowed["ok"] and allowed["build"] is None and allowed["cxx_standard"] is None
 
 
-def test_python_314_untested_refused_unless_allowed():
-    combo = dict(BASE, python="3.14.0")
+def test_python_315_untested_refused_unless_allowed():
+    combo = dict(BASE, python="3.15.0")
     got = horovod_compat_check(combo, MATRIX)
-    assert not got["ok"] and "with Python 3.14.0" in got["message"] and "distutils" in got["message"]
+    assert not got["ok"] and "with Python 3.15.0" in got["message"] and "distutils" in got["message"]
     allowed = horovod_compat_check(dict(combo, allow_untested=True), MATRIX)
-    assert allowed["ok"] and allowed["warnings"][0]["id"] == "python-3.14"
+    assert allowed["ok"] and allowed["warnings"][0]["id"] == "python-3.15"
 
 
 def test_python_313_builds_as_on_the_debian13_hosts():
@@ -145,6 +145,23 @@ def test_python_313_builds_as_on_the_debian13_hosts():
     got = horovod_compat_check(debian13, MATRIX)
     assert got["ok"] and got["known_good"] and got["warnings"] == [], got["message"]
     assert sorted(horovod_compat_fixes(debian13, MATRIX)) == sorted(["cxx17", "distutils_spawn"] + COMPILER_FIXES)
+
+
+def test_mpirun_options_get_two_dashes_for_open_mpi_5():
+    """Open MPI 5's newer prterun reads `-bind-to none` as a program: the role writes `--bind-to`; Open MPI 4.1's
+    wheels keep their key (nothing changes for them)."""
+    for mpi, patched in ((None, False), ("4", False), ("4.1.4", False), ("5", True), ("5.0.7", True), ("6.0.0rc2", True)):
+        fixes = horovod_compat_check(dict(BASE, mpi=mpi), MATRIX)["fixes"]
+        assert ("mpirun_long_options" in [f.get("fix") for f in fixes]) == patched, (mpi, fixes)
+        assert ("mpilongopts" in [f.get("wheel_key") for f in fixes]) == patched
+
+
+def test_python_314_and_gcc_16_build_as_in_the_forky_container():
+    forky = dict(BASE, python="3.14.8", pytorch="2.14.1+debian", cmake="4.3.4", mpi="6.0.0rc2", os="debian14")
+    got = horovod_compat_check(forky, MATRIX)
+    assert got["ok"] and got["known_good"] and got["warnings"] == [], got["message"]
+    assert sorted(horovod_compat_fixes(forky, MATRIX)) == sorted(
+        ["cxx20", "cmake_policy", "distutils_spawn", "mpirun_long_options"] + COMPILER_FIXES)
 
 
 def test_horovodrun_loses_distutils_from_python_312_on():
@@ -185,7 +202,7 @@ def test_every_source_fix_has_its_patches():
     """Each needs_fix rule other than the build-environment one (cmake_policy) names patches the build applies,
     each a file, a compiling regexp and its replacement; and no patch is left without a rule."""
     source_fixes = {rule["fix"] for rule in MATRIX["rules"] if rule["verdict"] == "needs_fix"} - {"cmake_policy"}
-    assert source_fixes == set(MATRIX["patches"]) == set(COMPILER_FIXES) | {"distutils_spawn"}
+    assert source_fixes == set(MATRIX["patches"]) == set(COMPILER_FIXES) | {"distutils_spawn", "mpirun_long_options"}
     for fix, edits in MATRIX["patches"].items():
         assert edits, fix
         for edit in edits:
@@ -202,13 +219,24 @@ SDIST_LINES = {
                                      "#include <queue>\n#include <string>\n"),
     "horovod/runner/js_run.py": ("from horovod.runner.util import lsf\nfrom distutils.spawn import find_executable\n",
                                  "from shutil import which as find_executable\n"),
+    "third_party/gloo/gloo/types.h": ("#pragma once\n\n#include <iostream>\n\n#ifdef __CUDA_ARCH__\n",
+                                      "#include <cstdint>\n#include <iostream>\n"),
     "third_party/flatbuffers/include/flatbuffers/stl_emulation.h": (
         "  pointer const data_;\n  const size_type count_;\n", "  size_type count_;\n"),
 }
 
 
+MPI_RUN = ("# No process binding args\n_NO_BINDING_ARGS = ['-bind-to none', '-map-by slot']\n# Process socket binding args\n"
+           "_SOCKET_BINDING_ARGS = ['-bind-to socket', '-map-by socket', '-rank-by core']\n")
+
+
 def test_patches_rewrite_the_0281_lines():
     """(torch_wait_blocks edits Horovod's own files under tests/fixtures: tests/unit/test_horovod_wait_patch.py)"""
+    text = MPI_RUN
+    for edit in MATRIX["patches"]["mpirun_long_options"]:
+        text, count = re.subn(edit["regexp"], edit["replace"], text, flags=re.MULTILINE)
+        assert count == 1, edit
+    assert not re.search(r"'-[a-z]", text) and "'--bind-to none', '--map-by slot'" in text and "'--rank-by core'" in text
     for edit in (e for edits in MATRIX["patches"].values() for e in edits if e["file"] in SDIST_LINES):
         before, wanted = SDIST_LINES[edit["file"]]
         after, count = re.subn(edit["regexp"], edit["replace"], before, flags=re.MULTILINE)
