@@ -11,10 +11,12 @@ from ansible_run import BAD_INVENTORY, PLAN_INVENTORY, local_inventory, plan_pre
 RECORDED_CASES = [
     ("unsupported OS", BAD_INVENTORY, "bad-rocky9", {},
      ["host bad-rocky9", "OS 'rocky'", "preflight_supported_platforms",
-      "ubuntu 22.04, 24.04; debian 12; raspios 12; macos >= 13"]),
+      "ubuntu 22.04, 24.04; debian 12, 13; raspios 12, 13; macos >= 13"]),
     ("unsupported Ubuntu version", BAD_INVENTORY, "bad-ubuntu2004", {},
      ["host bad-ubuntu2004", "ubuntu version '20.04'", "preflight_supported_platforms", "ubuntu 22.04, 24.04"]),
-    ("unsupported Debian version", BAD_INVENTORY, "bad-debian13", {},
+    # Debian 13 is supported (issue 46): refused here by a lab's own matrix that lists Debian 12 only
+    ("unsupported Debian version", BAD_INVENTORY, "bad-debian13",
+     {"preflight_supported_platforms": [{"os": "debian", "versions": ["12"]}]},
      ["host bad-debian13", "debian version '13'", "preflight_supported_platforms", "debian 12"]),
     ("unsupported arch", BAD_INVENTORY, "bad-riscv64", {},
      ["host bad-riscv64", "architecture 'riscv64'", "preflight_supported_archs", "x86_64, aarch64, armv7l"]),
