@@ -191,11 +191,16 @@ def smoke_results(smoke: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
     return {name: value for name, value in smoke.items() if isinstance(value, dict)}
 
 
+def _item_failed(item: Any) -> bool:
+    """A loop item that failed: ansible-core <= 2.20 marks it `failed`; 2.21's events leave `failed` out of
+    the items and keep a failed item's `exception` (measured with ansible-runner 2.4.3)."""
+    return isinstance(item, dict) and bool(item.get("failed", "exception" in item))
+
+
 def failure_message(res: dict[str, Any]) -> str:
     """ansible's own message for a failed task; falls back to stderr or the return code. A loop's own
     msg is "One or more items failed": the failed items carry the role's messages."""
-    items = [failure_message(item) for item in res.get("results") or []
-             if isinstance(item, dict) and item.get("failed")]
+    items = [failure_message(item) for item in res.get("results") or [] if _item_failed(item)]
     if items:
         return "\n".join(items)
     for key in ("msg", "stderr", "reason"):
