@@ -2,21 +2,18 @@
 """DESIGN §6 "scale-out on paper": `Cluster.plan` over many recorded-fact hosts / over few.
 
     python benchmarks/plan_scaleout.py [--small 10] [--large 200] [--json out.json] [--compare-gc-freeze]
-                                       [--fork-cost] [--ansible-floor] [--compare-hvc-linear]
+                                       [--fork-cost] [--ansible-floor]
 
 plan over LARGE hosts / plan over SMALL hosts (wall time)        target <= 20 (for 200 / 10)
 The small plan runs before and after the large one; the ratio divides by their mean (bracketed_plans).
 --compare-gc-freeze: both plans again with the opt-in hvc_gc_freeze callback, and the ratios with / without
 it at each size.
---fork-cost: what the controller's forks cost at each size. Ansible forks one worker per host and task
-from ansible-playbook's process (under the opt-in hvc_linear, not for the tasks it runs in that process
-itself), and a fork (with the worker's exit) costs more the more memory that process holds, which grows with
-the hosts. The script samples that process's memory during each plan, counts the host-tasks that forked,
-then times fork + exit + wait in a process of the same (mean) size, and prints the forks' share of each
-plan: the part of the large plan's time per host above the small one's that they explain.
---compare-hvc-linear: both plans again with the collection's opt-in strategy
-(`-e cluster_plan_strategy=hvc.horovod_cluster.hvc_linear`: no fork for a controller-only host-task), and the
-ratio and the speed-up there (plan.yml's default is ansible's own linear: a fork for every host-task).
+--fork-cost: what the controller's forks cost at each size. Under ansible-core's linear strategy (plan.yml
+names none) ansible-playbook's process forks one worker per host and task, and a fork (with the worker's exit)
+costs more the more memory that process holds, which grows with the hosts. The script samples that
+process's memory during each plan, counts the host-tasks (each one a fork), then times fork + exit + wait in
+a process of the same (mean) size, and prints the forks' share of each plan: the part of the large plan's
+time per host above the small one's that they explain.
 --ansible-floor: the same two sizes with a bare play instead of the plan (the recorded facts, then
 FLOOR_TASKS tasks that each set one fact), run by ansible-playbook with the same forks and ansible.cfg:
 how ansible-core itself scales on this machine, the floor under any plan's ratio.
@@ -31,7 +28,6 @@ needs the sandbox or the network. Wall times on a shared machine: the ratio is t
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import itertools
 import json
 import os
@@ -90,16 +86,6 @@ def paper_cluster(count: int, folder: Path) -> tuple[Path, Path]:
 
 # The project's ansible.cfg callbacks and the opt-in hvc_gc_freeze (the environment overrides ansible.cfg).
 WITH_GC_FREEZE = {"ANSIBLE_CALLBACKS_ENABLED": "hvc.horovod_cluster.hvc_changes,hvc.horovod_cluster.hvc_gc_freeze"}
-# plan.yml with the collection's opt-in strategy instead of ansible's linear
-HVC_LINEAR = {"cluster_plan_strategy": "hvc.horovod_cluster.hvc_linear"}
-
-
-def strategy_plugin():
-    """plugins/strategy/hvc_linear.py, loaded by path (its ansible imports need this venv's ansible-core)."""
-    spec = importlib.util.spec_from_file_location("hvc_linear", REPO / "plugins" / "strategy" / "hvc_linear.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def playbook_rss_mb() -> float | None:
@@ -167,22 +153,17 @@ def fork_ms(rss_mb: float, rounds: int = 300) -> float:
     return float(probe.stdout)
 
 
-def host_tasks(artifacts: Path, inline: bool) -> tuple[int, int]:
-    """Host-task pairs of a run (its runner_on_start events), and those of them that forked a worker: all of
-    them under ansible's linear, those hvc_linear does not run in the controller (`inline`) under it."""
+def host_tasks(artifacts: Path) -> int:
+    """Host-task pairs of a run (its runner_on_start events); ansible's linear forks a worker for each."""
     events = (json.loads(path.read_text()) for path in (artifacts / "job_events").glob("*.json"))
-    actions = [event["event_data"].get("resolved_action") for event in events
-               if event.get("event") == "runner_on_start"]
-    plugin = strategy_plugin() if inline else None
-    kept = plugin.CONTROLLER_ONLY if plugin and plugin.INLINE else frozenset()
-    return len(actions), sum(1 for action in actions if action not in kept)
+    return sum(1 for event in events if event.get("event") == "runner_on_start")
 
 
 def timed_plan(count: int, work: Path, forks: int | None, env: dict[str, str] | None = None,
-               sample_memory: bool = False, again: bool = False, extravars: dict | None = None) -> dict:
-    folder = f"n{count}-{len(env or {})}{'-hvc-linear' if extravars else ''}{'-again' if again else ''}"
+               sample_memory: bool = False, again: bool = False) -> dict:
+    folder = f"n{count}-{len(env or {})}{'-again' if again else ''}"
     inventory, facts = paper_cluster(count, work / folder)
-    cluster = Cluster(inventory, artifacts_dir=work / "runs", forks=forks, extravars=extravars)
+    cluster = Cluster(inventory, artifacts_dir=work / "runs", forks=forks)
     saved = {name: os.environ.get(name) for name in env or {}}
     os.environ.update(env or {})
     sampler = MemorySampler() if sample_memory else None
@@ -207,28 +188,28 @@ def timed_plan(count: int, work: Path, forks: int | None, env: dict[str, str] | 
     if not result.ok or len(planned) != count:
         sys.exit(f"plan of {count} hosts failed ({len(planned)} planned, refused: {refused[:5]}):\n"
                  f"{result.run.error or result.to_json()[:3000]}")
-    label = (" with hvc_gc_freeze" if env else "") + (" (hvc_linear)" if extravars else "")
+    label = " with hvc_gc_freeze" if env else ""
     print(f"{count:4d} hosts{label}: {seconds:7.1f} s  ({seconds / count:.2f} s per host)", flush=True)
     figures = {"hosts": count, "seconds": round(seconds, 2)}
     if sampler and sampler.samples:
+        tasks = host_tasks(Path(result.run.artifacts))
+        # forked_host_tasks (now equal to host_tasks) stays in the JSON so it reads like earlier runs' files
         figures.update(rss_mean_mb=round(sum(sampler.samples) / len(sampler.samples), 1),
-                       rss_max_mb=round(max(sampler.samples), 1),
-                       **dict(zip(("host_tasks", "forked_host_tasks"),
-                                  host_tasks(Path(result.run.artifacts), inline=bool(extravars)))))
+                       rss_max_mb=round(max(sampler.samples), 1), host_tasks=tasks, forked_host_tasks=tasks)
     return figures
 
 
 def bracketed_plans(small_count: int, large_count: int, work: Path, forks: int | None,
-                    sample_memory: bool = False, extravars: dict | None = None) -> tuple[dict, dict]:
+                    sample_memory: bool = False) -> tuple[dict, dict]:
     """The small plan before and after the large one, and the large one.
 
     A shared 2-core machine's speed drifts by 15 % from one minute to the next (the same 10-host plan took
     27.6 s, 31.9 s and 33.6 s in a row), and a 30-second plan is one sample of it where the large plan
     averages ten minutes; the mean of a small plan on each side of the large one is measured at the large
     plan's speed. The small figures keep both runs ("runs_seconds") and their mean as "seconds"."""
-    first = timed_plan(small_count, work, forks, sample_memory=sample_memory, extravars=extravars)
-    large = timed_plan(large_count, work, forks, sample_memory=sample_memory, extravars=extravars)
-    after = timed_plan(small_count, work, forks, again=True, extravars=extravars)
+    first = timed_plan(small_count, work, forks, sample_memory=sample_memory)
+    large = timed_plan(large_count, work, forks, sample_memory=sample_memory)
+    after = timed_plan(small_count, work, forks, again=True)
     runs = [first["seconds"], after["seconds"]]
     small = {**first, "seconds": round(sum(runs) / len(runs), 2), "runs_seconds": runs}
     print(f"{small_count:4d} hosts, before and after: {runs[0]} s and {runs[1]} s, mean {small['seconds']} s",
@@ -240,10 +221,9 @@ def fork_share(small: dict, large: dict) -> dict:
     """Times fork + exit + wait at each plan's mean controller memory; prints the forks' share."""
     for plan in (small, large):
         plan["fork_ms"] = round(fork_ms(plan["rss_mean_mb"]), 2)
-        plan["fork_seconds"] = round(plan["forked_host_tasks"] * plan["fork_ms"] / 1000, 1)
+        plan["fork_seconds"] = round(plan["host_tasks"] * plan["fork_ms"] / 1000, 1)
         print(f"{plan['hosts']:4d} hosts: ansible-playbook {plan['rss_mean_mb']:.0f} MB on average "
-              f"({plan['rss_max_mb']:.0f} MB at most), {plan['host_tasks']} host-tasks, "
-              f"{plan['forked_host_tasks']} of them forked, "
+              f"({plan['rss_max_mb']:.0f} MB at most), {plan['host_tasks']} host-tasks (a fork each), "
               f"fork + exit + wait at that size {plan['fork_ms']:.2f} ms: {plan['fork_seconds']:.1f} s "
               f"of {plan['seconds']} s", flush=True)
     per_host = [plan["seconds"] / plan["hosts"] for plan in (small, large)]
@@ -253,20 +233,6 @@ def fork_share(small: dict, large: dict) -> dict:
           f"({per_host_growth:+.3f} s); of which forks {fork_per_host[0]:.3f} s and {fork_per_host[1]:.3f} s "
           f"({fork_growth:+.3f} s)", flush=True)
     return {"per_host_growth_s": round(per_host_growth, 3), "fork_per_host_growth_s": round(fork_growth, 3)}
-
-
-def compare_hvc_linear(args, work: Path, small: dict, large: dict) -> dict:
-    """Both sizes again with the opt-in hvc_linear: its ratio, and its time over ansible's linear's."""
-    fast_small, fast_large = bracketed_plans(args.small, args.large, work, args.forks, extravars=HVC_LINEAR)
-    ratio = fast_large["seconds"] / fast_small["seconds"]
-    print(f"with hvc_linear, plan over {args.large} / over {args.small} hosts: {ratio:.2f} "
-          f"({fast_large['seconds']} s / {fast_small['seconds']} s)", flush=True)
-    speed = {}
-    for name, ours, theirs in (("small", fast_small, small), ("large", fast_large, large)):
-        speed[name] = round(ours["seconds"] / theirs["seconds"], 3)
-        print(f"plan over {ours['hosts']} hosts, hvc_linear / ansible's linear: {speed[name]:.3f} "
-              f"({ours['seconds']} s / {theirs['seconds']} s)", flush=True)
-    return {"small": fast_small, "large": fast_large, "ratio": round(ratio, 3), "hvc_linear_over_linear": speed}
 
 
 FLOOR_TASKS = 40
@@ -316,8 +282,6 @@ def main() -> int:
                         help="also plan both sizes with the opt-in hvc_gc_freeze callback")
     parser.add_argument("--fork-cost", action="store_true",
                         help="also sample the controller's memory and time its forks at that size")
-    parser.add_argument("--compare-hvc-linear", action="store_true",
-                        help="also plan both sizes with the opt-in hvc_linear strategy (no fork per host-task)")
     parser.add_argument("--ansible-floor", action="store_true",
                         help="also time a bare play (one fact a task) at both sizes: ansible-core's own ratio")
     args = parser.parse_args()
@@ -326,8 +290,6 @@ def main() -> int:
         small, large = bracketed_plans(args.small, args.large, Path(tmp), args.forks, sample_memory=args.fork_cost)
         if args.fork_cost:
             figures["fork_cost"] = fork_share(small, large)
-        if args.compare_hvc_linear:
-            figures["hvc_linear"] = compare_hvc_linear(args, Path(tmp), small, large)
         if args.ansible_floor:
             figures["ansible_floor"] = ansible_floor(args.small, args.large, Path(tmp), args.forks)
         if args.compare_gc_freeze:

@@ -22,7 +22,7 @@ AMD64_THEN=(preflight toolchain mpi_cluster horovod_nccl)
 # Integration tests that need no sandbox and close the molecule lane instead of opening the sandbox lane:
 # the sandbox lane is the longer one (stop 56: 4910 s against 3510 s), these are ~700 s of it.
 MOLECULE_LANE_TESTS=(tests/integration/test_settings_refused.py tests/integration/test_injection_refused.py
-  tests/integration/test_lab_plan.py tests/integration/test_inline_strategy.py)
+  tests/integration/test_lab_plan.py)
 SLOW_SCENARIOS=(cuda_distro toolchain_arm64)
 
 stage setup bash scripts/setup.sh
@@ -110,7 +110,11 @@ else
   # for the caches, is the longer one.
   stage pytest-unit pytest -q --durations=5 tests/unit
   stage pytest-integration-more pytest -q -m "not sandbox" --durations=5 "${MOLECULE_LANE_TESTS[@]}"
-  [[ "${HVC_SLOW:-0}" == 1 ]] && stage molecule-slow run_lane "${SLOW_SCENARIOS[@]}"
+  if [[ "${HVC_SLOW:-0}" == 1 ]]; then
+    stage molecule-slow run_lane "${SLOW_SCENARIOS[@]}"
+    # the unit and plan tests again on Python 3.13 with the newest ansible-core (a Debian 13 container)
+    stage newest-controller bash scripts/newest-controller.sh
+  fi
   side_wait() {
     local code=0
     wait "$side_pid" || code=$?
