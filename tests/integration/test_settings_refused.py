@@ -257,7 +257,7 @@ TF = {"horovod_frameworks": ["pytorch", "tensorflow"]}
 MASTER = {"horovod_source": "git", "horovod_git_commit": "2626dc87a3a8eb8fb7d2216198ce45bce0f9e65a"}
 COMBOS = {
     "torch-9.9.9": ({"python_env_torch_version": "9.9.9"},
-                    ["[torch-newer-than-tested]", "pin python_env_torch_version to 2.13.0 or 2.14.1"]),
+                    ["[torch-newer-than-tested]", "pin python_env_torch_version to 2.13.0, 2.14.1 or 2.15.0"]),
     "torch-unpinned": ({"python_env_torch_version": ""},
                        ["horovod_frameworks lists pytorch without a version",
                         'for pytorch, python_env_torch_version pinned (e.g. "2.13.0")']),

@@ -33,10 +33,10 @@ def test_known_good_cpu_needs_cxx20_and_the_compiler_fixes():
 
 
 # The C++ standard 0.28.1 needs per torch range (#3996/#4014: torch >= 2.1 fails with 0.28.1's C++14;
-# PR #3998's C++17; 2.13.0 and 2.14.1 measured here with C++20); None = 0.28.1's own C++14 is right.
+# PR #3998's C++17; 2.13.0, 2.14.1 and 2.15.0 measured here with C++20); None = 0.28.1's own C++14 is right.
 @pytest.mark.parametrize("torch, standard", [
     ("1.5.0", None), ("1.13.1", None), ("2.0.1", None), ("2.1.0", 17), ("2.1.1+cu121", 17), ("2.5.1", 17),
-    ("2.12.1", 17), ("2.13.0", 20), ("2.14.1+cu130", 20),
+    ("2.12.1", 17), ("2.13.0", 20), ("2.14.1+cu130", 20), ("2.15.0+cu132", 20),
 ])
 def test_cxx_standard_follows_the_torch_range_on_0281(torch, standard):
     got = horovod_compat_check(dict(BASE, pytorch=torch), MATRIX)
@@ -114,9 +114,9 @@ def test_framework_older_than_horovod_accepts_is_refused_even_when_untested_allo
 
 
 def test_torch_newer_than_tested_untested_and_built_with_the_newest_standard_when_allowed():
-    combo = dict(BASE, pytorch="2.15.0")
+    combo = dict(BASE, pytorch="2.16.0")
     got = horovod_compat_check(combo, MATRIX)
-    assert not got["ok"] and ids(got) == ["torch-newer-than-tested"] and "torch 2.15.0" in got["message"]
+    assert not got["ok"] and ids(got) == ["torch-newer-than-tested"] and "torch 2.16.0" in got["message"]
     allowed = horovod_compat_check(dict(combo, allow_untested=True), MATRIX)
     assert allowed["ok"] and ids(allowed, "warnings") == ["torch-newer-than-tested"]
     assert allowed["cxx_standard"] == 20
