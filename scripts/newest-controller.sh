@@ -8,7 +8,7 @@
 #   scripts/newest-controller.sh CMD [ARG...]     CMD in the checkout, with the venv active
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CACHE="${HVC_CACHE_DIR:-$HOME/.cache/horovod-cluster}"
+CACHE="${HOROVOD_CLUSTER_CACHE:-$HOME/.cache/horovod-cluster}"
 NODE=localhost/horovod-cluster/node:trixie-amd64
 IMAGE=localhost/horovod-cluster/controller:trixie-amd64
 VENV="$CACHE/controller-py313"
@@ -40,7 +40,8 @@ echo "newest-controller: Python $(python -c "import platform; print(platform.pyt
 exec "$@"
 '
 env_args=()
-for name in PIP_CERT PIP_INDEX_URL PIP_EXTRA_INDEX_URL HTTPS_PROXY HTTP_PROXY NO_PROXY HOROVOD_ARTIFACTS_DIR HVC_SLOW; do
+for name in PIP_CERT PIP_INDEX_URL PIP_EXTRA_INDEX_URL HTTPS_PROXY HTTP_PROXY NO_PROXY HOROVOD_ARTIFACTS_DIR HVC_SLOW \
+  HOROVOD_CLUSTER_CACHE; do
   [[ -n "${!name:-}" ]] && env_args+=(-e "$name=${!name}")
 done
 exec podman run --rm --network host -v "$ROOT:$ROOT" -v "$CACHE:$CACHE" -v /tmp:/tmp \
