@@ -39,10 +39,11 @@ echo "newest-controller: Python $(python -c "import platform; print(platform.pyt
   "ansible-core $(python -c "from ansible.release import __version__; print(__version__)")"
 exec "$@"
 '
+# By name only: podman copies the value from this environment, so index or proxy credentials stay out of argv.
 env_args=()
 for name in PIP_CERT PIP_INDEX_URL PIP_EXTRA_INDEX_URL HTTPS_PROXY HTTP_PROXY NO_PROXY HOROVOD_ARTIFACTS_DIR HVC_SLOW \
   HOROVOD_CLUSTER_CACHE; do
-  [[ -n "${!name:-}" ]] && env_args+=(-e "$name=${!name}")
+  [[ -n "${!name:-}" ]] && env_args+=(-e "$name")
 done
 exec podman run --rm --network host -v "$ROOT:$ROOT" -v "$CACHE:$CACHE" -v /tmp:/tmp \
   -v /etc/ssl/certs:/etc/ssl/certs:ro -e "VENV=$VENV" -e "HOME=$HOME" "${env_args[@]}" -w "$ROOT" "$IMAGE" \
