@@ -6,8 +6,8 @@ The Keras twin of train.py: every rank fits the same linear model to its own sha
 regression problem. Horovod's DistributedOptimizer averages the gradients, its broadcast callback gives
 every rank rank 0's initial weights, and its metric callback averages the epoch's loss over the ranks.
 Rank 0 prints that loss each epoch; at the end every rank prints its host and a digest of its weights
-(all agree). Needs Horovod built with TensorFlow (horovod_frameworks: [tensorflow]) and TensorFlow < 2.16
-(Keras 2; horovod/horovod#4290).
+(all agree). Needs Horovod built with TensorFlow (horovod_frameworks: [tensorflow]) and Keras 2: TensorFlow < 2.16,
+or 2.16 to 2.18 with tf-keras, which the role makes tf.keras (horovod/horovod#4290; docs/using.md).
 """
 import argparse
 import hashlib

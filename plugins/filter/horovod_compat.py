@@ -15,8 +15,8 @@ each needs), the `rules` (refusals and fixes) and `known_good`.
    "message": str}             # one text naming each refusal, the versions, the reason, the way out, the source
 
 combo: {"horovod": "0.28.1", "source": "pypi", "commit": None, "pytorch": "2.13.0+cpu", "tensorflow": None,
-        "python": "3.11.2", "cmake": "3.25.1", "cuda": None, "os": "debian12", "arch": "x86_64",
-        "allow_untested": False}
+        "tensorflow_package": None, "tf_keras": None, "tf_keras_matches": False, "python": "3.11.2",
+        "cmake": "3.25.1", "cuda": None, "os": "debian12", "arch": "x86_64", "allow_untested": False}
 A `when` holds when every key holds: a version spec (">=2.16.1,<3"), a list of allowed strings (for
 source/os/arch/commit), or `present`/`absent`. A component that is None/"" never matches a version spec
 (an absent TensorFlow is not "TF >= 2.16.1").
@@ -29,8 +29,8 @@ from packaging.version import InvalidVersion, Version
 
 # The frameworks the matrix has version ranges for, as the combo names them.
 FRAMEWORKS = ("pytorch", "tensorflow")
-_LABEL = {"pytorch": "torch", "tensorflow": "tensorflow", "mxnet": "mxnet", "python": "Python", "cmake": "CMake",
-          "cuda": "CUDA"}
+_LABEL = {"pytorch": "torch", "tensorflow": "tensorflow", "tf_keras": "tf-keras", "mxnet": "mxnet", "python": "Python",
+          "cmake": "CMake", "cuda": "CUDA"}
 
 
 class HorovodCompatError(ValueError):

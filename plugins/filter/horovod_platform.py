@@ -14,14 +14,35 @@ from __future__ import annotations
 
 import re
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
 _TORCH_PIN = re.compile(r"^torch==([^+]*).*$")
-_TF_PIN = re.compile(r"(?i)tensorflow(-cpu)?==")
+
+
+def _pins(v: dict) -> dict:
+    """{distribution name: version} of the ==X items of python_env_pip_packages (extras and markers allowed:
+    tensorflow[and-cuda]==2.15.1; python_env refuses what is not a requirement)."""
+    pins = {}
+    for item in v.get("python_env_pip_packages") or []:
+        try:
+            req = Requirement(str(item))
+        except InvalidRequirement:
+            continue
+        exact = [s.version for s in req.specifier if s.operator == "=="]
+        if exact:
+            pins.setdefault(canonicalize_name(req.name), exact[0])
+    return pins
 
 
 def _tensorflow_pin(v: dict):
-    """The version of a tensorflow==X (or tensorflow-cpu==X) item of python_env_pip_packages, or None."""
-    pins = [re.sub(r"^[^=]*==", "", str(p)) for p in v.get("python_env_pip_packages") or [] if _TF_PIN.match(str(p))]
-    return pins[0] if pins else None
+    """(distribution, version) of the pinned TensorFlow (tensorflow==X or tensorflow-cpu==X), or (None, None)."""
+    pins = _pins(v)
+    return next(((name, pins[name]) for name in ("tensorflow", "tensorflow-cpu") if name in pins), (None, None))
+
+
+def _series(version) -> str:
+    return ".".join(str(version or "").split(".")[:2])
 
 
 def _os(hvc: dict, facts: dict) -> str:
@@ -33,7 +54,8 @@ def _os(hvc: dict, facts: dict) -> str:
 def _platform(probe: dict, pyenv: dict, hvc: dict, facts: dict, openmpi: dict, v: dict) -> dict:
     conda_python = v.get("python_env_python_version", "") if v.get("python_env_manager", "") == "conda" else ""
     # plan (nothing to probe yet): what python_env will install, so the key is the one the rollout builds
-    found = probe.get("frameworks") or {"pytorch": pyenv.get("torch_version") or None, "tensorflow": _tensorflow_pin(v)}
+    found = probe.get("frameworks") or {"pytorch": pyenv.get("torch_version") or None,
+                                        "tensorflow": _tensorflow_pin(v)[1]}
     cuda = {"version": v["horovod_cuda_version"], "home": v["horovod_cuda_home"]} \
         if (v["horovod_cuda_home"] or v["horovod_cuda_version"]) else {}
     mpi = (openmpi.get("version") or probe.get("mpi_version") or "") if "mpi" in v["horovod_controllers"] else ""
@@ -57,13 +79,18 @@ def _combo(platform: dict, probe: dict, pyenv: dict, hvc: dict, facts: dict, cma
     # what the environment has (probe, python_env's facts), else what python_env will install: the pins of
     # python_env_torch_version and python_env_pip_packages (plan: nothing to probe yet)
     planned = (pyenv.get("plan") or {}).get("torch_requirement") or ""
+    tensorflow = platform["frameworks"].get("tensorflow") or _tensorflow_pin(v)[1]
+    tf_keras = probe.get("tf_keras") or _pins(v).get("tf-keras")
     return {
         "horovod": v["horovod_version"],
         "source": v["horovod_source"],
         "commit": v["horovod_git_commit"] if v["horovod_source"] == "git" else None,
         "pytorch": (platform["frameworks"].get("pytorch") or str(v.get("python_env_torch_version", ""))
                     or _TORCH_PIN.sub(r"\1", planned) or None),
-        "tensorflow": platform["frameworks"].get("tensorflow") or _tensorflow_pin(v),
+        "tensorflow": tensorflow,
+        "tensorflow_package": probe.get("tensorflow_package") or _tensorflow_pin(v)[0],
+        "tf_keras": tf_keras,  # Keras 2 for TensorFlow >= 2.16 (tf.keras with TF_USE_LEGACY_KERAS=1)
+        "tf_keras_matches": bool(tf_keras and tensorflow and _series(tf_keras) == _series(tensorflow)),
         "mxnet": "mxnet" in v["horovod_frameworks"] or None,
         "python": platform["python"],
         "cmake": cmake.get("version") or probe.get("cmake_version") or None,

@@ -167,7 +167,8 @@ def python_env_platform(inputs: dict) -> dict:
         # Horovod is compiled against the framework installed here: an unpinned one changes under it.
         _check("python_env_pip_packages", not unpinned,
                f"python_env_pip_packages lists {_json(unpinned)} without an exact version; allowed for the"
-               " frameworks Horovod builds against: a pin with == (e.g. torch==2.13.0, tensorflow==2.15.1), or"
+               " frameworks Horovod builds against or runs with: a pin with == (e.g. torch==2.13.0,"
+               " tensorflow==2.15.1, tf-keras==2.18.0), or"
                " python_env_torch_version for torch"),
         # They reach pip's argv and a marker's file name: a requirement, never an option or a path.
         _check("python_env_training_packages", not bad_training,

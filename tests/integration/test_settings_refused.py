@@ -263,14 +263,29 @@ COMBOS = {
                         'for pytorch, python_env_torch_version pinned (e.g. "2.13.0")']),
     "tf-unpinned": (TF, ["horovod_frameworks lists tensorflow without a version",
                          "an item tensorflow==2.15.1 in python_env_pip_packages"]),
+    # Keras 3 (TensorFlow >= 2.16 without tf-keras) breaks horovod.tensorflow.keras
     "tf-2.16.1": ({**TF, "python_env_pip_packages": ["tensorflow==2.16.1"]},
-                  ["[tensorflow-2.16] horovod 0.28.1 with tensorflow 2.16.1", "drop tensorflow from horovod_frameworks",
-                   "https://github.com/horovod/horovod/issues/4290"]),
-    # TensorFlow 2.15.1 has no wheel for Python 3.12, and 2.16.1 (which has) breaks 0.28.1
+                  ["[tensorflow-keras-3] horovod 0.28.1 with tensorflow 2.16.1",
+                   "pin tf-keras of the same minor beside it", "https://github.com/horovod/horovod/issues/4290"]),
+    "tf-2.19.1": ({**TF, "python_env_pip_packages": ["tensorflow==2.19.1", "tf-keras==2.19.0"]},
+                  ["[tensorflow-2.19] horovod 0.28.1 with tensorflow 2.19.1",
+                   "pin tensorflow==2.18.1 with tf-keras==2.18.0",
+                   "https://github.com/horovod/horovod/pull/4302"]),
+    "tf-2.18.1-tf-keras-2.17.0": ({**TF, "python_env_pip_packages": ["tensorflow==2.18.1", "tf-keras==2.17.0"]},
+                                  ["[tf-keras-minor] horovod 0.28.1 with tensorflow 2.18.1, tf-keras 2.17.0",
+                                   "https://pypi.org/simple/tf-keras/"]),
+    "tf-cpu-2.18.1-tf-keras": ({**TF, "python_env_pip_packages": ["tensorflow-cpu==2.18.1", "tf-keras==2.18.0"]},
+                               ["[tf-keras-tensorflow-cpu]", "pin tensorflow==X instead of tensorflow-cpu==X"]),
+    # TensorFlow 2.15.1 has no wheel for Python 3.12 (2.16 to 2.18 have, with tf-keras), none of 2.16-2.18 for 3.13
     "tf-2.15.1-python-3.12": ({**TF, "python_env_pip_packages": ["tensorflow==2.15.1"], "python_env_manager": "conda",
                                "python_env_python_version": "3.12"},
                               ["[tensorflow-2.12-python] horovod 0.28.1 with tensorflow 2.15.1, Python 3.12",
-                               "wheels for Python 3.11 at most", "https://pypi.org/simple/tensorflow/"]),
+                               "wheels for Python 3.11 at most", "tensorflow==2.18.1 with tf-keras==2.18.0",
+                               "https://pypi.org/simple/tensorflow/"]),
+    "tf-2.18.1-python-3.13": ({**TF, "python_env_pip_packages": ["tensorflow==2.18.1", "tf-keras==2.18.0"],
+                               "python_env_manager": "conda", "python_env_python_version": "3.13"},
+                              ["[tensorflow-2.16-python] horovod 0.28.1 with tensorflow 2.18.1, Python 3.13",
+                               "wheels for Python 3.12 at most", "https://pypi.org/simple/tensorflow/"]),
     "mxnet": ({"horovod_frameworks": ["pytorch", "mxnet"], "horovod_allow_untested": True},
               ["[mxnet-retired] horovod 0.28.1", "https://attic.apache.org/projects/mxnet.html"]),
     "torch-1.4.0": ({"python_env_torch_version": "1.4.0"},
@@ -283,6 +298,8 @@ COMBOS = {
                               "or set horovod_allow_untested true"]),
 }
 COMBOS_OK = {"tf-2.15.1": {**TF, "python_env_pip_packages": ["tensorflow==2.15.1"]},
+             # issue 47: Keras 2 from tf-keras, the role's backend patch (the key's tfkeras tag)
+             "tf-2.18.1-tf-keras": {**TF, "python_env_pip_packages": ["tensorflow==2.18.1", "tf-keras==2.18.0"]},
              "torch-2.14.1": {"python_env_torch_version": "2.14.1"},
              # torch 2.1 to 2.12 fails with 0.28.1's C++14 (horovod #3996, #4014): the plan patches C++17 in
              "torch-2.5.1": {"python_env_torch_version": "2.5.1"},
@@ -358,6 +375,8 @@ def test_good_combination_planned(combos, case):
     # the release's GCC 13 / 14 source patches, and the torch wait that blocks (issue 50)
     compiler = ["gcc13_headers", "flatbuffers_span", "gloo_cstdint", "torch_wait_blocks"]
     want = {"tf-2.15.1": ("20", ["cxx20"] + compiler, "-pytorch2.13.0_cpu-tensorflow2.15.1-cpu-"),
+            "tf-2.18.1-tf-keras": ("20", ["cxx20", "tf_keras_backend"] + compiler,
+                                   "-pytorch2.13.0_cpu-tensorflow2.18.1-cpu-"),
             "torch-2.14.1": ("20", ["cxx20"] + compiler, "-pytorch2.14.1"),
             "torch-2.5.1": ("17", ["cxx17"] + compiler, "-pytorch2.5.1"),
             # what Debian's build reports, as the environment's probe will: the plan's key is the rollout's

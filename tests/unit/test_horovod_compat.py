@@ -65,16 +65,58 @@ def test_torch_214_on_master_refused_naming_both_versions_and_the_pr():
     assert not horovod_compat_check(dict(ON_MASTER, pytorch="2.14.1", allow_untested=True), MATRIX)["ok"]
 
 
-def test_tf_216_refused_with_both_versions_reason_way_out_and_issue():
+def test_tf_216_with_keras_3_refused_with_both_versions_reason_way_out_and_issue():
     for combo in (BASE, ON_MASTER):
         got = horovod_compat_check(dict(combo, tensorflow="2.16.1"), MATRIX)
-        assert not got["ok"] and ids(got) == ["tensorflow-2.16"]
+        assert not got["ok"] and ids(got) == ["tensorflow-keras-3"]
         assert "with tensorflow 2.16.1" in got["message"] and "horovod 0.28.1" in got["message"]
         assert "https://github.com/horovod/horovod/issues/4290" in got["message"]
-        assert "Way out: pin tensorflow < 2.16" in got["message"]
+        assert "Way out: pin tf-keras of the same minor beside it (tensorflow==2.18.1 and tf-keras==2.18.0" \
+            in got["message"]
     assert horovod_compat_check(dict(BASE, tensorflow="2.15.1"), MATRIX)["ok"]
     # TF >= 2.10 is C++17 in 0.28.1's own CMake: nothing to patch for it
     assert horovod_compat_check(dict(BASE, pytorch=None, tensorflow="2.15.1"), MATRIX)["cxx_standard"] is None
+
+
+# TensorFlow 2.16 to 2.18 with tf-keras of its minor (issue 47, measured): tf.keras is Keras 2 and the role patches
+# horovod.tensorflow.keras's backend import; the wheel's key says so.
+LEGACY_KERAS = dict(BASE, pytorch=None, tensorflow="2.18.1", tensorflow_package="tensorflow", tf_keras="2.18.0",
+                    tf_keras_matches=True)
+
+
+@pytest.mark.parametrize("tf, tf_keras", [("2.16.2", "2.16.0"), ("2.17.1", "2.17.0"), ("2.18.1", "2.18.0")])
+def test_tf_216_to_218_with_tf_keras_builds_with_the_backend_patch(tf, tf_keras):
+    got = horovod_compat_check(dict(LEGACY_KERAS, tensorflow=tf, tf_keras=tf_keras), MATRIX)
+    assert got["ok"], got["message"]
+    assert got["cxx_standard"] is None  # 0.28.1's CMake sets C++17 for TF >= 2.10
+    fix = next(f for f in got["fixes"] if f["id"] == "tensorflow-legacy-keras")
+    assert fix["fix"] == "tf_keras_backend" and fix["wheel_key"] == "tfkeras"
+    with_torch = horovod_compat_fixes(dict(LEGACY_KERAS, pytorch="2.13.0+cpu", tensorflow=tf, tf_keras=tf_keras),
+                                      MATRIX)
+    assert with_torch[0] == "cxx20" and sorted(with_torch) == sorted(["cxx20", "tf_keras_backend"] + COMPILER_FIXES)
+
+
+def test_tf_keras_of_another_minor_or_beside_tensorflow_cpu_refused():
+    got = horovod_compat_check(dict(LEGACY_KERAS, tf_keras="2.17.0", tf_keras_matches=False), MATRIX)
+    assert not got["ok"] and ids(got) == ["tf-keras-minor"], got["message"]
+    assert "tensorflow 2.18.1, tf-keras 2.17.0" in got["message"] and "https://pypi.org/simple/tf-keras/" \
+        in got["message"]
+    got = horovod_compat_check(dict(LEGACY_KERAS, tensorflow_package="tensorflow-cpu"), MATRIX)
+    assert not got["ok"] and ids(got) == ["tf-keras-tensorflow-cpu"], got["message"]
+    assert "pin tensorflow==X instead of tensorflow-cpu==X" in got["message"]
+
+
+def test_tf_219_refused_naming_the_unmerged_build_fix_even_when_untested_allowed():
+    for tf_keras in ("2.19.0", None):
+        got = horovod_compat_check(dict(LEGACY_KERAS, tensorflow="2.19.1", tf_keras=tf_keras, allow_untested=True),
+                                   MATRIX)
+        assert not got["ok"] and "tensorflow-2.19" in ids(got), got["message"]
+        assert "https://github.com/horovod/horovod/pull/4302" in got["message"]
+
+
+def test_tf_218_on_master_is_untested_the_patch_was_measured_on_the_release():
+    got = horovod_compat_check(dict(LEGACY_KERAS, source="git", commit=MASTER), MATRIX)
+    assert not got["ok"] and ids(got) == ["tensorflow-range"], got["message"]
 
 
 # PyPI's wheels of tensorflow-cpu for Linux x86_64 (recorded 2026-11-28, tests/fixtures/pypi/): the CPython
@@ -86,13 +128,15 @@ PYPI_TF_CPU = (ROOT / "tests/fixtures/pypi/tensorflow-cpu-wheels.txt").read_text
 def test_tensorflow_without_a_wheel_for_the_python_refused(python):
     cp = "cp" + "".join(python.split(".")[:2])
     releases = sorted({name.split("-")[1] for name in PYPI_TF_CPU})
-    below_216 = [tf for tf in releases if version_matches(tf, ">=2.10,<2.16")]
-    assert len(below_216) >= 12, releases  # the recording has 2.10.0 to 2.15.1
-    for tf in below_216:
+    built = [tf for tf in releases if version_matches(tf, ">=2.10,<2.19") and "rc" not in tf]
+    assert len(built) >= 18, releases  # the recording has 2.10.0 to 2.18.1
+    for tf in built:
         has_wheel = any(n.startswith(f"tensorflow_cpu-{tf}-{cp}-") and "linux" in n and "x86_64" in n
                         for n in PYPI_TF_CPU)
-        got = horovod_compat_check(dict(BASE, pytorch=None, tensorflow=tf, python=python, allow_untested=True),
-                                   MATRIX)
+        tf_keras = ".".join(tf.split(".")[:2]) + ".0" if version_matches(tf, ">=2.16.1") else None
+        got = horovod_compat_check(dict(BASE, pytorch=None, tensorflow=tf, python=python, allow_untested=True,
+                                        tensorflow_package="tensorflow", tf_keras=tf_keras,
+                                        tf_keras_matches=bool(tf_keras)), MATRIX)
         assert got["ok"] == has_wheel, (tf, python, got["message"])
         if not has_wheel:
             assert ids(got)[0].startswith("tensorflow-2.1") and "(PyPI)" in got["message"], got["message"]
@@ -202,7 +246,8 @@ def test_every_source_fix_has_its_patches():
     """Each needs_fix rule other than the build-environment one (cmake_policy) names patches the build applies,
     each a file, a compiling regexp and its replacement; and no patch is left without a rule."""
     source_fixes = {rule["fix"] for rule in MATRIX["rules"] if rule["verdict"] == "needs_fix"} - {"cmake_policy"}
-    assert source_fixes == set(MATRIX["patches"]) == set(COMPILER_FIXES) | {"distutils_spawn", "mpirun_long_options"}
+    assert source_fixes == set(MATRIX["patches"]) == set(COMPILER_FIXES) | {"distutils_spawn", "mpirun_long_options",
+                                                                           "tf_keras_backend"}
     for fix, edits in MATRIX["patches"].items():
         assert edits, fix
         for edit in edits:
@@ -219,6 +264,12 @@ SDIST_LINES = {
                                      "#include <queue>\n#include <string>\n"),
     "horovod/runner/js_run.py": ("from horovod.runner.util import lsf\nfrom distutils.spawn import find_executable\n",
                                  "from shutil import which as find_executable\n"),
+    "horovod/tensorflow/keras/__init__.py": (
+        'if is_version_greater_equal_than(tf.__version__, "2.6.0"):\n    from keras import backend as K\nelse:\n'
+        "    from tensorflow.python.keras import backend as K\n", "    K = keras.backend\nelse:\n"),
+    "horovod/tensorflow/keras/callbacks.py": (
+        'if is_version_greater_equal_than(tf.__version__, "2.6.0"):\n    from keras import backend as K\nelse:\n'
+        "    from tensorflow.python.keras import backend as K\n", "    K = keras.backend\nelse:\n"),
     "third_party/gloo/gloo/types.h": ("#pragma once\n\n#include <iostream>\n\n#ifdef __CUDA_ARCH__\n",
                                       "#include <cstdint>\n#include <iostream>\n"),
     "third_party/flatbuffers/include/flatbuffers/stl_emulation.h": (

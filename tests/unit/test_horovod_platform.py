@@ -57,6 +57,28 @@ def test_pins_stand_for_what_python_env_will_install():
     assert planned["combo"]["pytorch"] == "2.13.0"
 
 
+def test_tensorflow_pins_are_read_as_requirements_extras_and_markers_too():
+    for item, package in [("tensorflow[and-cuda]==2.15.1", "tensorflow"),
+                          ("tensorflow==2.15.1; python_version<'3.12'", "tensorflow"),
+                          ("TensorFlow_CPU == 2.15.1", "tensorflow-cpu")]:
+        combo = decide(vars={"python_env_pip_packages": ["numpy>=1.26", item]})["combo"]
+        assert (combo["tensorflow"], combo["tensorflow_package"]) == ("2.15.1", package), item
+
+
+def test_tf_keras_pin_or_probe_and_whether_it_fits_the_tensorflow():
+    pinned = decide(vars={"python_env_pip_packages": ["tensorflow==2.18.1", "tf_keras==2.18.0"]})["combo"]
+    assert (pinned["tf_keras"], pinned["tf_keras_matches"], pinned["tensorflow_package"]) == \
+        ("2.18.0", True, "tensorflow")
+    other = decide(vars={"python_env_pip_packages": ["tensorflow==2.18.1", "tf-keras==2.17.0"]})["combo"]
+    assert (other["tf_keras"], other["tf_keras_matches"]) == ("2.17.0", False)
+    probed = decide(probe={"frameworks": {"tensorflow": "2.16.2"}, "tf_keras": "2.16.0",
+                           "tensorflow_package": "tensorflow-cpu"},
+                    vars={"horovod_frameworks": ["tensorflow"]})["combo"]
+    assert (probed["tf_keras"], probed["tf_keras_matches"], probed["tensorflow_package"]) == \
+        ("2.16.0", True, "tensorflow-cpu")
+    assert decide()["combo"]["tf_keras"] is None and decide()["combo"]["tf_keras_matches"] is False
+
+
 def test_the_plans_key_names_the_pinned_tensorflow():
     """In plan the key is the one the rollout builds (its probe reports tensorflow), not a torch-only wheel's."""
     both = decide(vars={"horovod_frameworks": ["pytorch", "tensorflow"],

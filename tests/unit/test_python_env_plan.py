@@ -227,6 +227,15 @@ def test_a_pinned_tensorflow_travels_with_torch():
     assert d["fill"]["dir"] == f"{WH}/linux-x86_64-cp311-cpu-tensorflow-cpu-2.15.1", d["fill"]["dir"]
 
 
+def test_tf_keras_travels_with_its_tensorflow():
+    """tf-keras (Keras 2 for TensorFlow >= 2.16) is part of what Horovod runs with: same set, same pin rule."""
+    d, failed = decide(DEBIAN_AMD64, python_env_torch_version="2.13.0", python_env_wheelhouse=WH,
+                       python_env_pip_packages=["tensorflow==2.18.1", "tf_keras==2.18.0"])
+    assert not failed
+    assert d["fill"]["requirement"] == "torch==2.13.0+cpu tensorflow==2.18.1 tf_keras==2.18.0"
+    assert d["fill"]["dir"] == f"{WH}/linux-x86_64-cp311-cpu-tensorflow-2.18.1-tf_keras-2.18.0", d["fill"]["dir"]
+
+
 def test_a_flat_wheelhouse_with_the_hosts_torch_is_used_as_it_is_offline():
     names = ["torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl",
              "torch-2.13.0-cp311-cp311-manylinux_2_28_aarch64.whl", "filelock-3.16.1-py3-none-any.whl"]
@@ -280,7 +289,10 @@ def test_listed_wheelhouse_files_must_exist():
      "python_env_wheelhouse_files is set but python_env_wheelhouse (the folder) is empty"),
     ({"python_env_pip_packages": ["torch>=2.1"]},
      'python_env_pip_packages lists ["torch>=2.1"] without an exact version; allowed for the frameworks Horovod builds '
-     "against: a pin with == (e.g. torch==2.13.0, tensorflow==2.15.1), or python_env_torch_version for torch"),
+     "against or runs with: a pin with == (e.g. torch==2.13.0, tensorflow==2.15.1, tf-keras==2.18.0), or"
+     " python_env_torch_version for torch"),
+    ({"python_env_pip_packages": ["tensorflow==2.18.1", "tf-keras>=2.18"]},
+     'python_env_pip_packages lists ["tf-keras>=2.18"] without an exact version'),
     ({"python_env_pip_packages": ["numpy==1.26.4", "TensorFlow[and-cuda]"]},
      'python_env_pip_packages lists ["TensorFlow[and-cuda]"] without an exact'),
     ({"python_env_training_packages": ["numpy", "--index-url=http://evil.invalid/simple"]},
