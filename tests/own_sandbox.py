@@ -6,11 +6,22 @@ and are removed afterwards, also when bringing them up fails half-way.
 """
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from horovod_cluster.sandbox import Host, Sandbox
+
+
+def slow_own_sandbox(why: str) -> list:
+    """The pytestmark of a slow-tier test whose hosts are its own: `why` says what makes it slow."""
+    return [pytest.mark.sandbox,
+            pytest.mark.skipif(os.environ.get("HVC_SLOW") != "1", reason=f"slow ({why}): set HVC_SLOW=1"),
+            pytest.mark.skipif(shutil.which("podman") is None, reason="needs podman (scripts/setup.sh)")]
 
 
 @contextmanager

@@ -8,7 +8,6 @@ their own (`horovod_artifacts_dir`), so the rollout must compile; the shared san
 """
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -17,18 +16,14 @@ import pytest
 
 from horovod_cluster import Cluster
 from horovod_cluster.ansible.events import TaskLog
-from own_sandbox import own_sandbox
+from own_sandbox import own_sandbox, slow_own_sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV = "/opt/horovod/venv"
 COMPILE = "Horovod | Compile with pip wheel"
 INSTALL = "Horovod | Install the wheel into the environment"
 
-pytestmark = [
-    pytest.mark.sandbox,
-    pytest.mark.skipif(os.environ.get("HVC_SLOW") != "1", reason="slow (about 13 min, two compiles): set HVC_SLOW=1"),
-    pytest.mark.skipif(shutil.which("podman") is None, reason="needs podman (scripts/setup.sh)"),
-]
+pytestmark = slow_own_sandbox("about 13 min, two compiles")
 
 
 @pytest.fixture(scope="module")

@@ -10,25 +10,18 @@ room for yet (docs/testing.md).
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 
 import pytest
 
 from horovod_cluster import Cluster
 from horovod_cluster.ansible.events import TaskLog
-from own_sandbox import own_sandbox
+from own_sandbox import own_sandbox, slow_own_sandbox
 
 MARKER = "/opt/horovod/venv/.horovod-platform-key.json"
 COMPILE = "Horovod | Compile with pip wheel"
 
-pytestmark = [
-    pytest.mark.sandbox,
-    pytest.mark.skipif(os.environ.get("HVC_SLOW") != "1",
-                       reason="slow (2 fresh Debian 13 hosts, a Horovod compile: 9 min): set HVC_SLOW=1"),
-    pytest.mark.skipif(shutil.which("podman") is None, reason="needs podman (scripts/setup.sh)"),
-]
+pytestmark = slow_own_sandbox("2 fresh Debian 13 hosts, a Horovod compile: 9 min")
 
 
 @pytest.fixture(scope="module")

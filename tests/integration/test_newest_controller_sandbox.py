@@ -8,26 +8,19 @@ Slow tier (HVC_SLOW=1): fresh hosts and a second controller, which the default r
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 from packaging.version import Version
 
-from own_sandbox import own_sandbox
+from own_sandbox import own_sandbox, slow_own_sandbox
 
 REPO = Path(__file__).resolve().parents[2]
 MARKER = "/opt/horovod/venv/.horovod-platform-key.json"
 
-pytestmark = [
-    pytest.mark.sandbox,
-    pytest.mark.skipif(os.environ.get("HVC_SLOW") != "1",
-                       reason="slow (2 fresh hosts, rolled out from a second controller): set HVC_SLOW=1"),
-    pytest.mark.skipif(shutil.which("podman") is None, reason="needs podman (scripts/setup.sh)"),
-]
+pytestmark = slow_own_sandbox("2 fresh hosts, rolled out from a second controller")
 
 
 def newest_controller(*argv: str) -> subprocess.CompletedProcess:

@@ -12,7 +12,6 @@ The hosts are a sandbox of the test's own (hvc-tf*), from the packaged sandbox i
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -21,7 +20,7 @@ import pytest
 
 from horovod_cluster import Cluster
 from horovod_cluster.ansible.events import TaskLog
-from own_sandbox import own_sandbox
+from own_sandbox import own_sandbox, slow_own_sandbox
 from training_output import assert_trained_everywhere
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,12 +41,7 @@ LEGACY_KERAS_PTH = "/opt/horovod/venv/lib/python3.11/site-packages/hvc-tf-legacy
 # 6 ranks importing TensorFlow and torch on 2 cores: Gloo's 30 s rendezvous default is too short.
 SLOW_START = ["--env", "HOROVOD_GLOO_TIMEOUT_SECONDS=300", "--env", "OMPI_MCA_mpi_yield_when_idle=1"]
 
-pytestmark = [
-    pytest.mark.sandbox,
-    pytest.mark.skipif(os.environ.get("HVC_SLOW") != "1",
-                       reason="slow (3 fresh hosts with TensorFlow, a Horovod compile: 20-27 min): set HVC_SLOW=1"),
-    pytest.mark.skipif(shutil.which("podman") is None, reason="needs podman (scripts/setup.sh)"),
-]
+pytestmark = slow_own_sandbox("3 fresh hosts with TensorFlow, a Horovod compile: 20-27 min")
 
 
 @pytest.fixture(scope="module", params=list(TENSORFLOWS))
