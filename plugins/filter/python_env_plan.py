@@ -288,6 +288,8 @@ def python_env_plan(decided: dict, inputs: dict, seen: dict | None = None) -> di
     seen = dict(seen or {})
     system, arch, py, variant = d["system"], d["arch"], d["py"], d["variant"]
     requirement = d["torch_requirement"]
+    # what the host's wheel set is filled with: torch and the other frameworks pinned (tensorflow==X, tf-keras==X)
+    set_requirement = " ".join([r for r in [requirement] + d["framework_pins"] if r])
     wheelhouse = v.get("python_env_wheelhouse") or ""
     training = list(v.get("python_env_training_packages") or [])
     pip_packages = list(v.get("python_env_pip_packages") or [])
@@ -321,7 +323,7 @@ def python_env_plan(decided: dict, inputs: dict, seen: dict | None = None) -> di
                 + ["--platform=" + p for p in platforms] + [requirement] + d["framework_pins"] + training)
         # target: the host's platform as pip's environment markers see it (system, machine, Python X.Y);
         # env: what each attempt adds to pip's environment, as shown (fill_env: as given to pip)
-        fill = {"dir": set_dir, "requirement": " ".join([requirement] + d["framework_pins"]), "marker": d["marker"],
+        fill = {"dir": set_dir, "requirement": set_requirement, "marker": d["marker"],
                 "target": [system, d["machine"], py],
                 "attempts": [argv + _index_argv(i) for i in indexes],
                 "env": [_index_env(i, shown=True) for i in indexes]}
@@ -391,8 +393,8 @@ def python_env_plan(decided: dict, inputs: dict, seen: dict | None = None) -> di
         # whether the rollout creates it as root (the inventory's ansible_become; a user-space host: false)
         "become": bool(v.get("become")),
     }
-    return {**d, "wheel_dir": wheel_dir, "fill": fill, "fill_env": fill_env, "wheels": wheels,
-            "pip_options": pip_options,
+    return {**d, "wheel_dir": wheel_dir, "set_requirement": set_requirement, "fill": fill, "fill_env": fill_env,
+            "wheels": wheels, "pip_options": pip_options,
             "requirements": requirements, "plan": plan, "checks": checks}
 
 

@@ -234,6 +234,11 @@ def test_tf_keras_travels_with_its_tensorflow():
     assert not failed
     assert d["fill"]["requirement"] == "torch==2.13.0+cpu tensorflow==2.18.1 tf_keras==2.18.0"
     assert d["fill"]["dir"] == f"{WH}/linux-x86_64-cp311-cpu-tensorflow-2.18.1-tf_keras-2.18.0", d["fill"]["dir"]
+    # what `horovod-cluster wheelhouse` shows of the set, filled now or before
+    assert d["set_requirement"] == "torch==2.13.0+cpu tensorflow==2.18.1 tf_keras==2.18.0"
+    filled, _ = decide(DEBIAN_AMD64, None, {"complete": True}, python_env_torch_version="2.13.0", python_env_wheelhouse=WH,
+                       python_env_pip_packages=["tensorflow==2.18.1", "tf_keras==2.18.0"])
+    assert filled["fill"] == {} and filled["set_requirement"] == d["set_requirement"]
 
 
 def test_a_flat_wheelhouse_with_the_hosts_torch_is_used_as_it_is_offline():

@@ -105,7 +105,7 @@ def _plan(result: PlanResult, console: Console) -> None:
 
 def _wheelhouse(result: WheelhouseResult, console: Console) -> None:
     """One row per wheel set (folder name); the folders they live in are printed whole below."""
-    table = Table("wheel set", "torch", "wheels", "hosts", title="controller wheelhouse", title_justify="left")
+    table = Table("wheel set", "frameworks", "wheels", "hosts", title="controller wheelhouse", title_justify="left")
     for folder, entry in sorted(result.sets.items()):
         table.add_row(*_cells(Path(folder).name or "(none)", entry["requirement"] or "-", entry["wheels"],
                               ", ".join(entry["hosts"])))
