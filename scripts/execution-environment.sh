@@ -42,8 +42,10 @@ case "${1:-}" in
     build
     # ansible-navigator refuses podman without POSIX message queues' folder, which a container host may lack
     [[ -d /dev/mqueue ]] || mkdir -p /dev/mqueue
-    exec "$TOOLS/bin/ansible-navigator" run "$@" --ee true --eei "$IMAGE" --pull-policy never --mode stdout \
-      --lf "$CACHE/ee-navigator.log" --co=--network=host --co=--user=0 --eev "$CACHE:$CACHE" --eev /tmp:/tmp \
-      --senv "HOROVOD_CLUSTER_CACHE=$CACHE" ;;
+    # Navigator's own log stays at warnings, and no playbook artifact is written into the checkout unless the
+    # caller asks (--pae true --pas FILE, given after these defaults, wins): both hold every task's results.
+    exec "$TOOLS/bin/ansible-navigator" run --pae false --ll warning "$@" --ee true --eei "$IMAGE" \
+      --pull-policy never --mode stdout --lf "$CACHE/ee-navigator.log" --co=--network=host --co=--user=0 \
+      --eev "$CACHE:$CACHE" --eev /tmp:/tmp --senv "HOROVOD_CLUSTER_CACHE=$CACHE" ;;
   *) echo "usage: $0 build | run PLAYBOOK [ARG...]" >&2; exit 2 ;;
 esac
