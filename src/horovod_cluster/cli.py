@@ -451,10 +451,15 @@ def report(source: Path | None, **opts) -> None:
 @click.option("-l", "--limit", help="check and stage only these hosts (any ansible pattern)")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
               help="stop every rank on every host when the job runs longer (exit 124) [default: no limit]")
+@click.option("--elastic", is_flag=True, help="horovodrun's elastic mode (Gloo): the job goes on when hosts leave "
+                                              "and grows when they answer again; the script uses hvd.elastic")
+@click.option("--min-np", type=click.IntRange(1), help="elastic: the fewest ranks the job goes on with [default: 1]")
+@click.option("--max-np", type=click.IntRange(1), help="elastic: the most ranks [default: every slot of the hostfile]")
 @job_options
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def run(command: tuple[str, ...], np: int | None, controller: str, copy: tuple[Path, ...], workdir: str | None,
-        hostfile: Path | None, env: tuple[str, ...], limit: str | None, timeout: float | None, **opts) -> None:
+        hostfile: Path | None, env: tuple[str, ...], limit: str | None, timeout: float | None, elastic: bool,
+        min_np: int | None, max_np: int | None, **opts) -> None:
     """Run a training command on every slot of the rolled-out cluster and stream its output.
 
     horovodrun starts on the launcher (the first host) with the rollout's hostfile and Python
@@ -462,6 +467,7 @@ def run(command: tuple[str, ...], np: int | None, controller: str, copy: tuple[P
     each output line carries its rank ("[3]<stdout>:"). Exits with the job's exit code; 2 when
     it did not start (a host not rolled out, hosts that disagree: nothing runs then); 130 after
     Ctrl-C, which stops every rank on every host; 124 when --timeout came first, which does the same.
+    With --elastic, ranks come and go with the hosts that answer (the rollout's discovery script).
 
     Example: horovod-cluster run --copy train.py -- python train.py --epochs 3
     """
@@ -470,11 +476,14 @@ def run(command: tuple[str, ...], np: int | None, controller: str, copy: tuple[P
         cluster.inventory_data()
         with _progress(cluster, "playbooks/run.yml", opts):
             job = cluster.stage(command, np=np, controller=controller, copy=copy, workdir=workdir,
-                                hostfile=hostfile, env=env, limit=limit)
+                                hostfile=hostfile, env=env, limit=limit, elastic=elastic, min_np=min_np,
+                                max_np=max_np)
     except (InventoryError, UsageError, JobRefused) as err:
         raise InputError(str(err)) from None
-    console.print(f"job {job['id']}: {job['np']} ranks ({job['controller']}) from {job['launcher']} "
-                  f"in {job['workdir']}", markup=False)
+    grow = job.get("elastic")
+    ranks = f"{job['np']} ranks, elastic {grow['min_np']}-{grow['max_np']}" if grow else f"{job['np']} ranks"
+    console.print(f"job {job['id']}: {ranks} ({job['controller']}) from {job['launcher']} in {job['workdir']}",
+                  markup=False)
     # Ctrl-C stops the job's ranks on every host, even where SIGINT came in ignored (a background
     # job of a script); a CI runner cancels with SIGTERM, a closed terminal sends SIGHUP: the same then.
     for signum in STOP_SIGNALS:

@@ -20,9 +20,9 @@ from typing import Any
 import yaml
 
 from .content import cache_dir, content_dir as default_content_dir, settings_engine
-from .job import (JobRefused, JobResult, JobTimeout, OutputCallback, check_hostfile, horovodrun_argv,
-                  interrupts_ignored, job_env, job_request, launch_argv, new_job_id, only_hosts, placement,
-                  remote_command, stream)
+from .job import (JobRefused, JobResult, JobTimeout, OutputCallback, check_hostfile, elastic_world,
+                  horovodrun_argv, interrupts_ignored, job_env, job_request, launch_argv, new_job_id, only_hosts,
+                  placement, remote_command, stream)
 from .results import CheckReport, PlanResult, Result, RolloutResult, WheelhouseResult, from_json
 from .ansible.options import AnsibleOptions
 from .ansible.runner import (DEFAULT_KEEP, EventCallback, InventoryError, Runner, inventory_lock,
@@ -366,28 +366,38 @@ class Cluster:
     def run(self, command: Sequence[str], *, np: int | None = None, controller: str = "gloo",
             copy: Sequence[str | Path] = (), workdir: str | None = None, hostfile: str | Path | None = None,
             env: Mapping[str, str] | Sequence[str] | None = None, limit: str | None = None,
-            on_output: OutputCallback | None = None, timeout: float | None = None) -> JobResult:
+            on_output: OutputCallback | None = None, timeout: float | None = None, elastic: bool = False,
+            min_np: int | None = None, max_np: int | None = None) -> JobResult:
         """Run a training command on every slot of the cluster with horovodrun, e.g.
         `cluster.run(["python", "train.py"], copy=["train.py"], controller="mpi")`; its exit code
         is the result's `rc`. See `stage` for the arguments; `on_output` gets each output line
         ("[rank]<stdout>:..."; default: print). Ctrl-C stops every process of the job on every host, and
         so does `timeout` (seconds) when the job runs longer (rc 124, as `timeout` gives)."""
         return self.launch(self.stage(command, np=np, controller=controller, copy=copy, workdir=workdir,
-                                      hostfile=hostfile, env=env, limit=limit), on_output, timeout)
+                                      hostfile=hostfile, env=env, limit=limit, elastic=elastic, min_np=min_np,
+                                      max_np=max_np), on_output, timeout)
 
     def stage(self, command: Sequence[str], *, np: int | None = None, controller: str = "gloo",
               copy: Sequence[str | Path] = (), workdir: str | None = None, hostfile: str | Path | None = None,
-              env: Mapping[str, str] | Sequence[str] | None = None, limit: str | None = None) -> dict[str, Any]:
+              env: Mapping[str, str] | Sequence[str] | None = None, limit: str | None = None,
+              elastic: bool = False, min_np: int | None = None, max_np: int | None = None) -> dict[str, Any]:
         """Check the hosts, then prepare a job (playbooks/run.yml) without starting it: the files of
         `copy` go into the job folder on every host (a new one under ~/.cache/horovod-cluster/jobs,
         or `workdir`, a folder that already exists the same on every host, e.g. a shared one); `np`
         ranks (default: every slot) with `controller` (gloo or mpi). The hosts and slots are the
         rollout's hostfile, or the file `hostfile`, or, inside a Slurm allocation, the allocation's
         nodes and tasks. `env`: variables for every rank ({NAME: VALUE} or "NAME=VALUE" strings,
-        e.g. HOROVOD_GLOO_TIMEOUT_SECONDS=120). Raises JobRefused (nothing started) when a host is not rolled out, the
-        hosts disagree, or Horovod lacks the controller; returns the staged job for `launch`."""
+        e.g. HOROVOD_GLOO_TIMEOUT_SECONDS=120). `elastic`: horovodrun's elastic mode (Gloo), starting with
+        `np` ranks and going on with the hosts that answer, between `min_np` (default 1) and `max_np`
+        (default every slot) ranks; the script must use hvd.elastic (examples/train_elastic.py).
+        Raises JobRefused (nothing started) when a host is not rolled out, the hosts disagree, or Horovod
+        lacks the controller; returns the staged job for `launch`."""
         if not command:
             raise JobRefused("no command to run: give one, e.g. horovod-cluster run -- python train.py")
+        if not elastic and (min_np is not None or max_np is not None):
+            raise JobRefused("min_np and max_np are for elastic jobs (--elastic)")
+        if elastic and controller != "gloo":
+            raise JobRefused(f"elastic: controller {controller!r}: horovodrun's elastic mode runs with Gloo only")
         try:
             text = Path(hostfile).read_text() if hostfile else allocation_hostfile(os.environ)
         except (OSError, ValueError) as err:
@@ -405,6 +415,9 @@ class Cluster:
         world = job["hostfile_text"]
         if limit and not text:  # the rollout's hostfile names every host; run where the check ran
             world = only_hosts(world, job["hosts"])
+        if elastic:
+            ranks, grow = elastic_world(world, np, min_np, max_np)
+            return {**job, "np": ranks, "elastic": grow, "command": list(command), "env": variables}
         ranks, hosts = placement(world, np)
         return {**job, "np": ranks, "placement": hosts, "command": list(command), "env": variables}
 
@@ -412,6 +425,7 @@ class Cluster:
                timeout: float | None = None) -> JobResult:
         """Start a staged job on its launcher and stream its output until it ends (or `timeout` seconds)."""
         argv = launch_argv(job, remote_command(job, job["command"]), self.options.user, self.options.private_key)
+        elastic = job.get("elastic") or {}
         started, stopped, interrupted, timed_out = time.time(), {}, False, False
         try:
             rc = stream(argv, on_output or print, timeout)
@@ -424,7 +438,8 @@ class Cluster:
                          controller=job["controller"], np=int(job["np"]), workdir=job["workdir"],
                          command=horovodrun_argv(job, job["command"]),
                          started=started, finished=time.time(), interrupted=interrupted, timed_out=timed_out,
-                         stopped=stopped)
+                         stopped=stopped, elastic=bool(elastic), min_np=elastic.get("min_np"),
+                         max_np=elastic.get("max_np"))
 
     def stop_job(self, job_id: str, hosts: Sequence[str] | None = None) -> dict[str, int]:
         """Stop every process of a job on these hosts (default: all); {host: processes stopped}."""

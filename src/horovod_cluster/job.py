@@ -61,6 +61,9 @@ class JobResult:
     interrupted: bool = False
     timed_out: bool = False  # stopped when the run's timeout came
     stopped: dict[str, int] = field(default_factory=dict)  # host -> processes stopped after an interrupt or timeout
+    elastic: bool = False  # ranks came and went between min_np and max_np (np: the ranks it started with)
+    min_np: int | None = None
+    max_np: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -154,9 +157,45 @@ def placement(text: str, np: int | None) -> tuple[int, str]:
     return want, ",".join(hosts)
 
 
+def elastic_world(text: str, np: int | None, min_np: int | None, max_np: int | None) -> tuple[int, dict[str, Any]]:
+    """(ranks to start with, the elastic part of the job) for an elastic job over the hostfile's hosts: at
+    least `min_np` ranks (default 1) and at most `max_np` (default every slot); the discovery script lists
+    the hosts, of these, that answer."""
+    world = hostfile_slots(text)
+    if not world:
+        raise JobRefused("the job's hostfile names none of the job's hosts (with --limit: the hostfile's names "
+                         "must be the inventory's; or give --hostfile)")
+    colons = [host for host, _ in world if ":" in host]
+    if colons:
+        raise JobRefused(f"elastic: {', '.join(colons)}: horovodrun reads its discovered hosts as host:slots, "
+                         "so a host with ':' (an IPv6 address) cannot be one; list it by name")
+    total = sum(slots for _, slots in world)
+    top = total if max_np is None else int(max_np)
+    low = 1 if min_np is None else int(min_np)
+    start = top if np is None else int(np)
+    if top > total:
+        raise JobRefused(f"max_np {top}: the hostfile has {total} slots ({text.strip()})")
+    if not 1 <= low <= start <= top:
+        raise JobRefused(f"elastic: expected 1 <= min_np <= np <= max_np, got min_np {low}, np {start}, "
+                         f"max_np {top}")
+    return start, {"min_np": low, "max_np": top, "hosts": [f"{host}:{slots}" for host, slots in world]}
+
+
+# A host whose ranks failed is left out for 20-30 s, then twice as long after each new failure, up to 5 min
+# (Horovod's default leaves it out for good: a Pi plugged back in would never rejoin).
+ELASTIC_COOLDOWN = ("10", "300")
+
+
 def horovodrun_argv(job: Mapping[str, Any], command: Sequence[str]) -> list[str]:
     """horovodrun's command line on the launcher, for the staged job (`hvc_job` of run.yml)."""
-    return [job["horovodrun"], f"--{job['controller']}", "-np", str(job["np"]), "-H", job["placement"], *command]
+    elastic = job.get("elastic")
+    if not elastic:
+        return [job["horovodrun"], f"--{job['controller']}", "-np", str(job["np"]), "-H", job["placement"], *command]
+    # horovodrun runs the discovery script through a shell, every second
+    discover = [job["discover_hosts"], "--state", f"{job['workdir']}/.discover-hosts.json", *elastic["hosts"]]
+    return [job["horovodrun"], "--gloo", "-np", str(job["np"]), "--min-np", str(elastic["min_np"]),
+            "--max-np", str(elastic["max_np"]), "--host-discovery-script", " ".join(map(shlex.quote, discover)),
+            "--blacklist-cooldown-range", *ELASTIC_COOLDOWN, *command]
 
 
 def remote_command(job: Mapping[str, Any], command: Sequence[str]) -> str:

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from horovod_cluster.job import (HOST_NAME, JobRefused, JobTimeout, RankLines, check_hostfile, hostfile_slots, job_env,
-                                 job_request, launch_argv, only_hosts, placement, remote_command, stream)
+from horovod_cluster.job import (HOST_NAME, JobRefused, JobTimeout, RankLines, check_hostfile, elastic_world,
+                                 hostfile_slots, job_env, job_request, launch_argv, only_hosts, placement,
+                                 remote_command, stream)
 
 KEEPALIVE = ["-o", "ServerAliveInterval=30", "-o", "ServerAliveCountMax=4"]
 
@@ -94,6 +95,41 @@ def test_the_remote_command_quotes_every_value():
     assert words[-len(hostile) - 5:-len(hostile)] == ["--gloo", "-np", "2", "-H", "hvc-node1:2"]
     assert "NCCL_DEBUG=INFO" in words
     assert "HVC_JOB_ID=20261124-010203-ab12cd34" in words and "HVC_JOB_ID=override" not in words  # marker wins
+
+
+def test_an_elastic_job_starts_with_every_slot_and_goes_on_with_one():
+    assert elastic_world(SANDBOX_HOSTFILE, None, None, None) == (
+        6, {"min_np": 1, "max_np": 6, "hosts": ["hvc-node1:2", "hvc-node2:2", "hvc-node3:2"]})
+    assert elastic_world(SANDBOX_HOSTFILE, 4, 2, 5)[0] == 4
+
+
+@pytest.mark.parametrize("np, min_np, max_np, message", [
+    (None, None, 7, r"max_np 7: the hostfile has 6 slots"),
+    (3, 4, None, r"expected 1 <= min_np <= np <= max_np, got min_np 4, np 3, max_np 6"),
+    (6, None, 5, r"got min_np 1, np 6, max_np 5"),
+])
+def test_elastic_ranks_out_of_order_are_refused(np, min_np, max_np, message):
+    with pytest.raises(JobRefused, match=message):
+        elastic_world(SANDBOX_HOSTFILE, np, min_np, max_np)
+
+
+def test_an_elastic_job_refuses_a_host_horovodrun_would_misread():
+    # horovodrun splits each discovered line at ':' (host:slots): an IPv6 address would be read as host "fd00"
+    with pytest.raises(JobRefused, match=r"elastic: fd00::5: .*host:slots"):
+        elastic_world("hvc-node1 slots=1\nfd00::5 slots=1\n", None, None, None)
+
+
+def test_an_elastic_command_line_names_the_discovery_script_with_the_job_hosts():
+    job = {**JOB, "np": 3, "discover_hosts": "/opt/horovod/libexec/discover-hosts",
+           "elastic": {"min_np": 2, "max_np": 3, "hosts": ["hvc-node1:1", "hvc-node2:1", "hvc-node3:1"]}}
+    words = shlex.split(remote_command(job, ["python", "train_elastic.py"]))
+    start = words.index("/opt/horovod/venv/bin/horovodrun")
+    assert words[start:] == [
+        "/opt/horovod/venv/bin/horovodrun", "--gloo", "-np", "3", "--min-np", "2", "--max-np", "3",
+        "--host-discovery-script", "/opt/horovod/libexec/discover-hosts --state "
+        "/root/.cache/horovod-cluster/jobs/x/.discover-hosts.json hvc-node1:1 hvc-node2:1 hvc-node3:1",
+        "--blacklist-cooldown-range", "10", "300", "python", "train_elastic.py"]
+    assert "-H" not in words  # the discovery script, not a fixed host list, names the hosts
 
 
 def test_launch_over_ssh_uses_the_inventory_connection():
