@@ -237,3 +237,14 @@ def test_run_refuses_a_bad_host_name_before_anything_runs(cli, tmp_path, monkeyp
     run = cli("run", "-i", str(FIXTURES / "local.yml"), *hostfile, "--", "python", "-c", "1")
     assert run.exit_code == 2, run.output
     assert "line 2: '_x' is not a host name or address" in run.output.replace("\n", ""), run.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--min-np", "2"], "min_np and max_np are for elastic jobs (--elastic)"),
+    (["--elastic", "--controller", "mpi"], "elastic: controller 'mpi': horovodrun's elastic mode runs with Gloo only"),
+])
+def test_run_refuses_elastic_options_it_cannot_honour_before_anything_runs(cli, args, message):
+    run = cli("run", "-i", str(FIXTURES / "local.yml"), *args, "--", "python", "-c", "1")
+    assert run.exit_code == 2, run.output
+    assert message in run.output.replace("\n", " "), run.output
+    assert "play:" not in run.output  # refused before the staging playbook
