@@ -18,6 +18,18 @@ import time
 
 import torch
 import horovod.torch as hvd
+from horovod.common.exceptions import HostsUpdatedInterrupt
+
+
+class TrainState(hvd.elastic.TorchState):
+    """TorchState that syncs after every change of hosts. Horovod skips the sync when hosts were only removed,
+    but a rank that joins in the same reset syncs, and the job hangs (horovod#3494, open)."""
+
+    def check_host_updates(self) -> None:
+        try:
+            super().check_host_updates()
+        except HostsUpdatedInterrupt:
+            raise HostsUpdatedInterrupt(skip_sync=False) from None
 
 
 def main() -> None:
@@ -82,7 +94,7 @@ def main() -> None:
             state.commit()
             report(state, event="commit")
 
-    state = hvd.elastic.TorchState(model, optimizer, train_sampler=sampler, epoch=0, batch=0)
+    state = TrainState(model, optimizer, train_sampler=sampler, epoch=0, batch=0)
     state.register_reset_callbacks([on_reset])
     train(state)
 
