@@ -32,6 +32,9 @@ SINGLE = [
      "test_preflight_bad_input.py::test_argument_spec_refuses_wrong_type"),
     ("jupyterlab_root_dir a folder of the system itself (`/`, `/etc`, `/home`, `/srv`, `/Users`, ...)",
      "jupyterlab decide", "test_jupyterlab_plan.py::test_a_system_folder_as_root_dir_is_refused"),
+    ("a host whose reported hostname, address or CPU count is no plain slurm.conf value, or a host that is not of the"
+     " Debian family (slurm role)", "slurm decide",
+     "test_slurm_plan.py::test_refusals_name_the_variable_or_the_host"),
     ("a `python_env_pip_packages` item that is no PEP 508 requirement (`--index-url=...`, `-r file`, a path)",
      "python_env decide", "test_python_env_plan.py::test_bad_input_is_refused_naming_the_variable"),
     ("a `python_env_conda_env_name` or `python_env_conda_channels` item beyond a name (or channel URL)",

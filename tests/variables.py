@@ -14,8 +14,8 @@ REPO = Path(__file__).resolve().parents[1]
 ROLES = REPO / "roles"
 # The settings role first, then the roles in the order site.yml runs them, then the check, then the optional
 # roles that site.yml does not run (each has its own playbook: hpc_modules, playbooks/modules.yml; jupyterlab,
-# playbooks/jupyterlab.yml).
-FIRST, LAST, OPTIONAL = ["cluster_defaults"], ["horovod_check"], ["hpc_modules", "jupyterlab"]
+# playbooks/jupyterlab.yml; slurm, playbooks/slurm.yml).
+FIRST, LAST, OPTIONAL = ["cluster_defaults"], ["horovod_check"], ["hpc_modules", "jupyterlab", "slurm"]
 
 
 def role_order() -> list[str]:
