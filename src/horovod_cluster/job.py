@@ -137,14 +137,20 @@ def only_hosts(text: str, hosts: Sequence[str]) -> str:
     return "".join(f"{line}\n" for line in kept)
 
 
-def placement(text: str, np: int | None) -> tuple[int, str]:
-    """(ranks, horovodrun -H value) placing `np` ranks (None: every slot) on the hostfile's slots in
-    order. horovodrun's Gloo launcher takes -np as a minimum and starts a rank on every slot of
-    --hostfile (Horovod 0.28.1, measured), so the job gets only the slots it asked for."""
+def job_world(text: str) -> list[tuple[str, int]]:
+    """The hostfile's (host, slots), refused when it names no host."""
     world = hostfile_slots(text)
     if not world:
         raise JobRefused("the job's hostfile names none of the job's hosts (with --limit: the hostfile's names "
                          "must be the inventory's; or give --hostfile)")
+    return world
+
+
+def placement(text: str, np: int | None) -> tuple[int, str]:
+    """(ranks, horovodrun -H value) placing `np` ranks (None: every slot) on the hostfile's slots in
+    order. horovodrun's Gloo launcher takes -np as a minimum and starts a rank on every slot of
+    --hostfile (Horovod 0.28.1, measured), so the job gets only the slots it asked for."""
+    world = job_world(text)
     total = sum(slots for _, slots in world)
     want = total if np is None else int(np)
     if want > total:
@@ -161,10 +167,7 @@ def elastic_world(text: str, np: int | None, min_np: int | None, max_np: int | N
     """(ranks to start with, the elastic part of the job) for an elastic job over the hostfile's hosts: at
     least `min_np` ranks (default 1) and at most `max_np` (default every slot); the discovery script lists
     the hosts, of these, that answer."""
-    world = hostfile_slots(text)
-    if not world:
-        raise JobRefused("the job's hostfile names none of the job's hosts (with --limit: the hostfile's names "
-                         "must be the inventory's; or give --hostfile)")
+    world = job_world(text)
     colons = [host for host, _ in world if ":" in host]
     if colons:
         raise JobRefused(f"elastic: {', '.join(colons)}: horovodrun reads its discovered hosts as host:slots, "
