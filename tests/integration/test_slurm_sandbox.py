@@ -6,7 +6,7 @@ with slurm-client, munge with the cluster's key and this checkout's horovod-clus
 rollout's hostfile gives 6) and `sbatch --wait` of examples/train.sbatch on 2 nodes with 2 tasks each (the
 hpc_modules modulefile and horovodrun alone: 4 ranks on the 2 nodes Slurm chose).
 
-Slow tier (HVC_SLOW=1): about 4 min (the packages on 3 hosts, Lmod, two short trainings).
+Slow tier (HVC_SLOW=1): about 2 min (the packages on 3 hosts, Lmod, two short trainings).
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ pytestmark = [
     pytest.mark.sandbox,
     pytest.mark.skipif(not (SANDBOX / "hosts.yml").is_file(), reason="sandbox not up (horovod-cluster sandbox up)"),
     pytest.mark.skipif(os.environ.get("HVC_SLOW") != "1",
-                       reason="slow (Slurm and Lmod on the 3 hosts, a login host, two trainings, 4 min): set HVC_SLOW=1"),
+                       reason="slow (Slurm and Lmod on the 3 hosts, a login host, two trainings, 2 min): set HVC_SLOW=1"),
 ]
 
 
