@@ -22,7 +22,8 @@ _NODE_NAME_RE = r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\Z"
 _ADDRESS_RE = r"^[A-Za-z0-9]([A-Za-z0-9.:-]*[A-Za-z0-9])?\Z"
 _PORT_RE = r"^[0-9]{1,5}\Z"
 # Debian's packages (Debian, Ubuntu, Raspberry Pi OS: os_family Debian)
-_PACKAGES = {"controller": ["munge", "slurm-client", "slurmd", "slurmctld"], "node": ["munge", "slurm-client", "slurmd"]}
+_PACKAGES = {"controller": ["munge", "slurm-client", "slurmd", "slurmctld"],
+             "node": ["munge", "slurm-client", "slurmd"]}
 
 
 def _quoted(value) -> str:

@@ -33,7 +33,7 @@ pytestmark = [
     pytest.mark.sandbox,
     pytest.mark.skipif(not (SANDBOX / "hosts.yml").is_file(), reason="sandbox not up (horovod-cluster sandbox up)"),
     pytest.mark.skipif(os.environ.get("HVC_SLOW") != "1",
-                       reason="slow (Slurm and Lmod on the 3 hosts, a login host, two trainings, 2 min): set HVC_SLOW=1"),
+                       reason="slow (Slurm and Lmod on 3 hosts, a login host, two trainings, 2 min): set HVC_SLOW=1"),
 ]
 
 
