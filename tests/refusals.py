@@ -32,6 +32,8 @@ SINGLE = [
      "test_preflight_bad_input.py::test_argument_spec_refuses_wrong_type"),
     ("jupyterlab_root_dir a folder of the system itself (`/`, `/etc`, `/home`, `/srv`, `/Users`, ...)",
      "jupyterlab decide", "test_jupyterlab_plan.py::test_a_system_folder_as_root_dir_is_refused"),
+    ("playbooks/slurm.yml with `--limit` (slurm.conf lists every node of the play)", "slurm decide",
+     "test_slurm_plan.py::test_a_limited_play_is_refused"),
     ("a host whose reported hostname, address or CPU count is no plain slurm.conf value, or a host that is not of the"
      " Debian family (slurm role)", "slurm decide",
      "test_slurm_plan.py::test_refusals_name_the_variable_or_the_host"),

@@ -6,7 +6,7 @@ configuration of every other host, and is refused here unless it is a plain node
 The value forms of the role's own variables (names, the key file) are checked before, by the rules engine
 against roles/slurm/meta/rules.yml. inputs:
     {"vars": {slurm_controller, slurm_cluster_name, slurm_partition, slurm_slurmctld_port, slurm_slurmd_port},
-     "host": inventory_hostname,
+     "host": inventory_hostname, "limit": ansible_limit ('' without --limit),
      "nodes": [{"host": inventory name, "hostname": the host's short hostname (facts), "address": where the
                 others reach it (ansible_host or the name), "cpus": its CPUs (facts), "os_family": facts}],
      "paths": {"conf": slurm.conf, "munge_key": the munge key on the hosts}}
@@ -61,6 +61,9 @@ def slurm_errors(inputs: dict) -> list:
     v, nodes = inputs["vars"], inputs["nodes"]
     names = [node["host"] for node in nodes]
     errors = []
+    if inputs.get("limit"):  # slurm.conf lists the play's hosts: a --limit play would drop the others from it
+        errors.append(f"slurm: --limit {inputs['limit']}: slurm.conf lists every node of the play, so a limited play"
+                      " would write one without the other hosts; expected the whole cluster (no --limit)")
     if v["slurm_controller"] not in names:
         errors.append(f"slurm_controller is {_quoted(v['slurm_controller'])}; expected one of the play's hosts"
                       f" ({', '.join(names)})")

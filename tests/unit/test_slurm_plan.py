@@ -24,9 +24,9 @@ def node(host, hostname=None, address=None, cpus=4, os_family="Debian"):
 NODES = [node("lab1", "gpu1", "10.0.0.1", 8), node("lab2", "pi2", "10.0.0.2", 4), node("lab3", cpus=2)]
 
 
-def decide(host="lab1", nodes=None, **given):
+def decide(host="lab1", nodes=None, limit="", **given):
     return slurm_plan({"vars": {**DEFAULTS, **given}, "host": host, "nodes": NODES if nodes is None else nodes,
-                       "paths": PATHS})
+                       "paths": PATHS, "limit": limit})
 
 
 def test_the_controller_runs_slurmctld_and_every_host_is_a_node_by_its_own_hostname():
@@ -65,6 +65,14 @@ def test_another_host_is_a_node_only_and_the_controller_follows_the_variable():
 def test_refusals_name_the_variable_or_the_host(nodes, given, message):
     decided = decide(nodes=nodes, **given)
     assert decided["plan"] == {} and any(message in error for error in decided["errors"]), decided["errors"]
+
+
+def test_a_limited_play_is_refused():
+    """A --limit play would write a slurm.conf of only its hosts (and, by default, make one of them the controller)."""
+    decided = decide(limit="lab3")
+    assert decided["plan"] == {} and decided["errors"] == [
+        "slurm: --limit lab3: slurm.conf lists every node of the play, so a limited play would write one without the"
+        " other hosts; expected the whole cluster (no --limit)"]
 
 
 def test_a_node_entry_is_what_the_host_reports_and_its_inventory_address():
