@@ -8,6 +8,7 @@ same Tcl file is then loaded by Tcl Environment Modules itself in a throwaway co
 """
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -25,6 +26,8 @@ FORMATS = {"hvc-node1": ("lua", f"{TREE}/{MODULE}.lua"), "hvc-node2": ("tcl", f"
 
 pytestmark = [
     pytest.mark.sandbox,
+    pytest.mark.skipif(os.environ.get("HVC_SLOW") != "1",
+                       reason="slow (an optional playbook: Lmod and environment modules on two hosts, 1.5 min): set HVC_SLOW=1"),
     pytest.mark.skipif(not (SANDBOX / "hosts.yml").is_file(), reason="sandbox not up (horovod-cluster sandbox up)"),
 ]
 
