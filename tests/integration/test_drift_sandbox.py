@@ -5,7 +5,7 @@ runs no role at all and skips the smoke test, saying why. cluster_rollout_smoke:
 off: every role runs, Horovod's check-build result comes from the marker (the installed files match the
 wheel's RECORD hashes) instead of importing the frameworks again, and the smoke test runs; a rollout whose
 smoke test fails is a failed rollout and records nothing. (A no-op rollout with the fast
-path off skips the smoke test: test_partial_rollout_sandbox.py.) After a host drifted (libuv removed, a file
+path off skips the smoke test: test_partial_rollout_sandbox.py.) After a host drifted (libopenmpi-dev removed, a file
 of the installed Horovod deleted, torch no longer the pinned release, the marker deleted) the next rollout is
 not settled, names what changed, puts every piece back, runs check-build there again, and the smoke test. The
 smoke test's launcher takes the build's capabilities from that run's horovod role (no second check-build).
@@ -90,13 +90,13 @@ def test_noop_rollout_skips_check_build_and_drift_is_repaired(tmp_path):
     settled = Cluster(SANDBOX, artifacts_dir=tmp_path / "settled", on_event=settled_tasks).rollout()
     _assert_settled(settled, settled_tasks, hosts)
 
-    # Drift: libuv and one compiled file of Horovod gone on the second host, and its torch no longer the pinned
+    # Drift: Open MPI's headers package and one compiled file of Horovod gone on the second host, and its torch no longer the pinned
     # one (its installed metadata says another release, as after a `pip install torch==...` by hand); the
     # marker gone on the third.
     drifted, unmarked = hosts[1], hosts[2]
     library = _horovod_so(drifted)
     pinned_torch = _torch_version(drifted)
-    _exec(drifted, "apt-get", "remove", "-y", "-q", "libuv1-dev")
+    _exec(drifted, "apt-get", "remove", "-y", "-q", "libopenmpi-dev")
     _exec(drifted, "rm", library)
     metadata = _exec(drifted, "find", f"{VENV}/lib", "-maxdepth", "4", "-path", "*/torch-*.dist-info/METADATA").stdout
     _exec(drifted, "sed", "-i", f"s/^Version: {pinned_torch}$/Version: 2.12.0/", metadata.strip())
@@ -114,7 +114,7 @@ def test_noop_rollout_skips_check_build_and_drift_is_repaired(tmp_path):
     assert repair_tasks.last_ends(CHECK_BUILD) == {hosts[0]: "skipped", drifted: "ok", unmarked: "ok"}
     assert list(repair_tasks.last_ends(SMOKE).values()) == ["ok"], "hosts changed: the smoke test runs"
     assert list(repair_tasks.last_ends(LAUNCHER_CHECK_BUILD).values()) == ["skipped"]
-    assert _exec(drifted, "dpkg-query", "-W", "-f", "${Status}", "libuv1-dev").stdout == "install ok installed"
+    assert _exec(drifted, "dpkg-query", "-W", "-f", "${Status}", "libopenmpi-dev").stdout == "install ok installed"
     assert _exec(drifted, "test", "-s", library, check=False).returncode == 0
     assert _torch_version(drifted) == pinned_torch, "the pinned torch is back"
     for host in (drifted, unmarked):

@@ -110,6 +110,15 @@ def test_lab_mac_plans_into_its_users_home_without_become(lab):
     assert not [path for path in _paths(plan) if path.startswith(("/opt/", "/etc/", "/var/"))], _paths(plan)
 
 
+def test_lab_gloo_installs_libuv_on_the_mac_only_and_plans_each_hosts_transport(lab):
+    """Horovod's Gloo uses libuv (its uv transport) on macOS only; on Linux its tcp transport is built in
+    (issue 51): the Linux hosts get no libuv, and the plan says which transport each host's Gloo speaks."""
+    gloo = {host: lab.plan[host]["gloo"] for host in set(RECORDED) - {"pi02"}}
+    assert {host: (plan["packages"], plan["transport"]) for host, plan in gloo.items()} == {
+        "gpu01": ([], "tcp"), "cpu01": ([], "tcp"), "pi01": ([], "tcp"), "mac01": (["libuv", "pkg-config"], "uv")}
+    assert {plan["action"] for host, plan in gloo.items() if host != "mac01"} == {"none"}
+
+
 def _paths(plan):
     """Every absolute host path the plan names (the wheel folder on the controller excluded)."""
     found = []
@@ -162,7 +171,7 @@ def test_lab_rootless_plans_user_space_methods_without_become(tmp_path):
         assert plan["cmake"]["method"] == "pip"  # no package list in a recorded plan: the host's cmake is unknown
         assert plan["cmake"]["path"] == f"{home}/.horovod/tools/cmake/bin/cmake"
         assert (plan["openmpi"]["method"], plan["openmpi"]["bindir"]) == ("host", "/usr/bin")
-        assert (plan["gloo"]["method"], plan["gloo"]["packages"]) == ("host", [])
+        assert (plan["gloo"]["method"], plan["gloo"]["packages"]) == ("bundled", [])  # Linux: nothing to install
         assert plan["python_env"]["env_path"] == f"{home}/.horovod/conda/envs/horovod"
         assert plan["python_env"]["become"] is False and plan["horovod"]["become"] is False
         assert plan["ssh_mesh"]["user"] == "horovod"

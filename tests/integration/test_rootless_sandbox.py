@@ -2,7 +2,7 @@
 
 A sandbox of this module's own (hvc-root1 on the network hvc-root, its own key and inventory). As root, through
 `podman exec`, the test plays the site admin of an HPC login node: it installs the system packages such a node
-has (compiler, Python headers and venv, Open MPI, libuv), removes sudo and creates `hvcuser` with the sandbox's
+has (compiler, Python headers and venv, Open MPI), removes sudo and creates `hvcuser` with the sandbox's
 key. Then `Cluster(...).rollout()` runs as hvcuser with `ansible_become: false`, `cluster_rootless: true`, and the
 test asserts the host's real state: everything under /home/hvcuser, owned by hvcuser, no package installed, no
 system folder of the project. Last, with python3-venv removed by the admin, plan and rollout are refused by
@@ -30,8 +30,7 @@ USER = "hvcuser"
 HOME = f"/home/{USER}"
 # What an HPC login node has and what preflight asks for (each role's meta/rules.yml); iperf3 is left
 # out on purpose: the rollout must not install it (the check then has no link bandwidth).
-ADMIN_PACKAGES = ["build-essential", "python3-dev", "python3-venv", "openmpi-bin", "libopenmpi-dev",
-                  "libuv1-dev", "pkg-config"]
+ADMIN_PACKAGES = ["build-essential", "python3-dev", "python3-venv", "openmpi-bin", "libopenmpi-dev"]
 # Folders a root rollout writes (hostfile, venv, build, check scripts, tool prefix): a rootless one never.
 SYSTEM_PATHS = ["/opt/horovod", "/etc/horovod", "/var/tmp/horovod-build", "/opt/horovod-cluster",
                 "/var/log/horovod-build-*"]
