@@ -6,7 +6,10 @@ Which differences break a Horovod job and which do not:
 - horovod: the wire format of Horovod's messages is the version's own; two versions in one job is an error.
 - controllers: a job started with --gloo or --mpi needs that controller in every host's build (read from
   the check-build result the horovod role keeps in its marker; a host without one, `unknown`, is left out).
-- mpi_major: Open MPI 4 and 5 daemons do not talk to each other.
+- mpi_major: Open MPI 4 and 5 daemons do not talk to each other: an MPI job cannot span them (a Gloo job can:
+  horovodrun starts it over ssh and Horovod does not initialise MPI then).
+- gloo_transport: Horovod's Gloo speaks tcp on Linux and uv (libuv) on macOS, which do not talk to each other
+  (pytorch/gloo#383): a Gloo job cannot span them (an MPI job can).
 - python: one training script and one pickled object format on every rank (major.minor).
 - torch: tensors travel as raw buffers, so torch on an arm64 board may be another release than on the
   x86 hosts (PyTorch publishes other builds per architecture: a Pi often has an older CPU build). A
@@ -15,7 +18,12 @@ Which differences break a Horovod job and which do not:
 """
 from __future__ import annotations
 
-KEYS = ("python", "torch", "horovod", "mpi_major", "controllers")
+KEYS = ("python", "torch", "horovod", "mpi_major", "controllers", "gloo_transport")
+# The one job controller a difference breaks (every one unless named here), and what to do instead.
+ONLY_FOR = {"mpi_major": ("mpi", "a Gloo job can span them (--controller gloo), an MPI job cannot"),
+            "gloo_transport": ("gloo", "Gloo's tcp (Linux) and uv (macOS) transports do not talk to each other "
+                                       "(pytorch/gloo#383): an MPI job can span them (--controller mpi), a Gloo "
+                                       "job cannot")}
 
 
 def _values_text(values):
@@ -39,24 +47,28 @@ def _torch_warning(values, arches):
 
 
 def check_findings(hosts, keys=KEYS):
-    """`hosts`: {host: {'arch': ..., 'compare': {key: value}}}. Returns [{key, severity, message, values}],
-    severity `error` (the hosts cannot train together) or `warning` (they can; said so the user knows)."""
+    """`hosts`: {host: {'arch': ..., 'compare': {key: value}}}. Returns [{key, severity, message, values,
+    only_for}], severity `error` (the hosts cannot train together: in a job of any controller, or only of the
+    controller `only_for` names) or `warning` (they can; said so the user knows)."""
     hosts = dict(hosts or {})
     arches = {host: (data or {}).get("arch") for host, data in hosts.items()}
     findings = []
     for key in keys:
         values = {host: ((data or {}).get("compare") or {}).get(key, "absent") for host, data in hosts.items()}
-        if key == "controllers":
+        if key in ("controllers", "gloo_transport"):
             values = {host: value for host, value in values.items() if value != "unknown"}
         if len(set(values.values())) < 2:
             continue
         warning = _torch_warning(values, arches) if key == "torch" else None
+        only, why = ONLY_FOR.get(key, ("", ""))
+        message = ("%s: %s" % (warning, _values_text(values)) if warning
+                   else "hosts disagree on %s: %s" % (key, _values_text(values)))
         findings.append({
             "key": key,
             "severity": "warning" if warning else "error",
-            "message": ("%s: %s" % (warning, _values_text(values)) if warning
-                        else "hosts disagree on %s: %s" % (key, _values_text(values))),
+            "message": "%s (%s)" % (message, why) if why else message,
             "values": values,
+            "only_for": only,
         })
     return findings
 

@@ -299,12 +299,14 @@ class WheelhouseResult(_Documented):
 @dataclass
 class Finding:
     """Hosts that will train together but disagree, e.g. on the torch version. An `error` breaks a
-    Horovod job; a `warning` does not (torch differing only across architectures, see check.yml)."""
+    Horovod job (of any controller, or only of `only_for`'s: Open MPI majors break MPI jobs, Gloo's
+    transports Gloo jobs); a `warning` does not (torch differing only across architectures, see check.yml)."""
 
     key: str
     message: str
     values: dict[str, Any]  # host -> its value
     severity: str = "error"
+    only_for: str = ""  # "" every controller, else the one whose jobs it breaks
 
 
 @dataclass
@@ -374,7 +376,7 @@ class CheckReport(_Documented):
     def from_stats(cls, data: dict[str, Any] | None, run: RolloutResult) -> CheckReport:
         data = data or {}
         findings = [Finding(key=f.get("key", ""), message=f.get("message", ""), values=f.get("values", {}),
-                            severity=f.get("severity", "error"))
+                            severity=f.get("severity", "error"), only_for=f.get("only_for", ""))
                     for f in data.get("findings") or []]
         return cls(hosts=data.get("hosts") or {}, findings=findings, smoke=data.get("smoke"),
                    bandwidth=data.get("bandwidth"), run=run)

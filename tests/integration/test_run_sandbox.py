@@ -133,6 +133,30 @@ def test_a_timeout_stops_every_rank_on_every_host(tmp_path):
     assert not any(on_host(host, "pgrep -f 'time.sleep\\(900\\)' || true").split() for host in hosts)
 
 
+def test_open_mpi_majors_that_differ_refuse_an_mpi_job_but_not_a_gloo_job():
+    """Open MPI 4 and 5 do not run one job, and a Gloo job does not use Open MPI (issue 51): with hvc-node3's
+    mpirun answering as Open MPI 5 (a stand-in first on its PATH), an MPI job is refused before anything starts,
+    naming the hosts and the way out, and a Gloo job runs on every host."""
+    fake = "/usr/local/bin/mpirun"
+    on_host("hvc-node3", f"printf '#!/bin/sh\\necho \"mpirun (Open MPI) 5.0.7\"\\n' > {fake} && chmod 755 {fake}")
+    try:
+        assert on_host("hvc-node3", "mpirun --version").strip() == "mpirun (Open MPI) 5.0.7"
+        mpi = cli("--controller", "mpi", "--", "python", "-c", "print('started')")
+        gloo = cli("--controller", "gloo", *SLOW_START, "--", "python", "-c",
+                   "import socket, horovod.torch as hvd; hvd.init(); print(hvd.size(), socket.gethostname())")
+    finally:
+        on_host("hvc-node3", f"rm -f {fake}")
+    refusal = " ".join(mpi.stderr.split())
+    assert mpi.returncode == 2, mpi.stdout + mpi.stderr
+    assert "hosts disagree on mpi_major: hvc-node1=4, hvc-node2=4, hvc-node3=5" in refusal, refusal
+    assert "a Gloo job can span them (--controller gloo), an MPI job cannot" in refusal, refusal
+    assert "started" not in mpi.stdout
+    assert gloo.returncode == 0, gloo.stdout + gloo.stderr
+    ranks = re.findall(r"^\[\d\]<stdout>:(\d) (\S+)$", gloo.stdout, re.M)
+    assert {size for size, _ in ranks} == {"6"} and len(ranks) == 6, gloo.stdout
+    assert {host for _, host in ranks} == {"hvc-node1", "hvc-node2", "hvc-node3"}, gloo.stdout
+
+
 def test_refused_when_a_host_is_not_rolled_out(tmp_path):
     """The same hosts, but hvc-node2's check looks at a python without Horovod: nothing may start."""
     inventory = tmp_path / "inventory"

@@ -52,3 +52,24 @@ def test_horovod_mpi_python_and_controllers_are_errors_even_across_architectures
 def test_a_host_without_a_recorded_check_build_is_left_out_of_controllers():
     hosts = {"x1": host(), "x2": host(controllers="unknown")}
     assert hvc_check.check_findings(hosts) == []
+
+
+def test_open_mpi_majors_break_mpi_jobs_only():
+    [finding] = hvc_check.check_findings({"x1": host(), "x2": host(mpi_major="5")})
+    assert (finding["key"], finding["severity"], finding["only_for"]) == ("mpi_major", "error", "mpi")
+    assert finding["message"] == ("hosts disagree on mpi_major: x1=4, x2=5 (a Gloo job can span them "
+                                  "(--controller gloo), an MPI job cannot)")
+
+
+def test_gloo_transports_break_gloo_jobs_only():
+    hosts = {"x1": host(gloo_transport="tcp"), "mac": host("arm64", gloo_transport="uv")}
+    [finding] = hvc_check.check_findings(hosts)
+    assert (finding["key"], finding["severity"], finding["only_for"]) == ("gloo_transport", "error", "gloo")
+    assert finding["message"].startswith("hosts disagree on gloo_transport: mac=uv, x1=tcp (")
+    assert "pytorch/gloo#383" in finding["message"] and "--controller mpi" in finding["message"]
+
+
+def test_every_other_difference_breaks_every_job_and_an_unknown_transport_is_left_out():
+    hosts = {"x1": host(gloo_transport="tcp"), "x2": host(horovod="0.28.0", gloo_transport="unknown")}
+    [finding] = hvc_check.check_findings(hosts)
+    assert (finding["key"], finding["only_for"]) == ("horovod", "")

@@ -1,5 +1,5 @@
 """Print one JSON object: the versions of python, torch, horovod, mpirun and cmake on this host (null = absent),
-and the controllers Horovod was built with. Run by the check with the training environment's interpreter
+the controllers Horovod was built with, and the transport its Gloo speaks here. Run by the check with the training environment's interpreter
 (tasks/versions.yml); it changes nothing and needs nothing beyond the standard library."""
 import json
 import os
@@ -39,6 +39,11 @@ def controllers():
         return None
 
 
+# Horovod compiles Gloo's tcp transport on Linux and its uv (libuv) transport elsewhere, i.e. macOS
+# (horovod/common/gloo/gloo_context.cc: `#ifdef __linux__`); the two do not talk to each other.
+GLOO_TRANSPORT = "tcp" if sys.platform.startswith("linux") else "uv"
+
 print(json.dumps({"python": platform.python_version(), "torch": dist("torch"),
                   "horovod": dist("horovod"), "mpirun": tool(["mpirun", "--version"]),
-                  "cmake": tool(["cmake", "--version"]), "controllers": controllers()}))
+                  "cmake": tool(["cmake", "--version"]), "controllers": controllers(),
+                  "gloo_transport": GLOO_TRANSPORT}))
