@@ -122,6 +122,12 @@ def _build(inputs: dict, decided: dict, compat: dict) -> dict:
         "marker": probe.get("marker") or {}, "cached_wheels": [w["path"] for w in cache["ok"]],
         "rejected_wheels": cache["rejected"]}, role["plan_options"])
     cxx = compat["cxx_standard"] or ""  # the C++ standard the build patches in ('' = the source's own is right)
+    platform = decided["platform"]
+    # what another host must share to run one job with this one (plugins/filter/hvc_job_groups.py)
+    job = {"python": ".".join(str(platform["python"]).split(".")[:2]),
+           "mpi_major": str(platform["mpi_version"] or "").split(".")[0],
+           "gloo_transport": (inputs.get("gloo") or {}).get("transport") or "",
+           "gpu": "HOROVOD_GPU_OPERATIONS" in build_env, "controllers": list(v["horovod_controllers"])}
     return {"fixes": fixes, "cxx_standard": cxx, "build_env": build_env, "platform_key": key,
             "state": {**state, "host": inputs["host"]},
             # what the plan (horovod_plan, once the builders are known) carries beside the decision
@@ -129,7 +135,8 @@ def _build(inputs: dict, decided: dict, compat: dict) -> dict:
                            "marker": "%s/%s" % (os.path.dirname(os.path.dirname(v["horovod_python"])),
                                                 role["marker_name"]),
                            "fixes": fixes, "cxx_standard": cxx, "build_root": v["horovod_build_root"],
-                           "log_dir": role["log_dir"], "become": bool(role["become"]), "build_env": build_env}}
+                           "log_dir": role["log_dir"], "become": bool(role["become"]), "build_env": build_env,
+                           "job": job}}
 
 
 def horovod_decide(inputs: dict) -> dict:

@@ -262,7 +262,8 @@ class Cluster:
                 # cores only take turns with ansible's main process (which hands out every task).
                 extra["ansible"] = dataclasses.replace(self.options, forks=recorded_plan_forks())
         run, stats = self._run("playbooks/plan.yml", limit=limit, **extra)
-        return self._remember(PlanResult(hosts=stats.get("hvc_plan") or {}, run=run))
+        return self._remember(PlanResult(hosts=stats.get("hvc_plan") or {}, run=run,
+                                         job_groups=stats.get("hvc_job_groups") or {}))
 
     def wheelhouse(self, limit: str | None = None) -> WheelhouseResult:
         """Fill the controller wheelhouse with the wheels these hosts need (pip download, once per

@@ -212,10 +212,13 @@ def failure_message(res: dict[str, Any]) -> str:
 
 @dataclass
 class PlanResult(_Documented):
-    """Per host, per role: what the role's decide step will do ({action, method, reason, ...})."""
+    """Per host, per role: what the role's decide step will do ({action, method, reason, ...}), and the
+    cluster's job groups: which hosts can run one Horovod job together ({groups: [{controller, hosts, tensors,
+    agree}], spans: {controller: bool}, reasons: {controller: why not}}; plugins/filter/hvc_job_groups.py)."""
 
     hosts: dict[str, dict[str, dict[str, Any]]]
     run: RolloutResult
+    job_groups: dict[str, Any] = field(default_factory=dict)
 
     kind = "plan"
 
@@ -251,14 +254,15 @@ class PlanResult(_Documented):
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema_version": SCHEMA_VERSION, "kind": self.kind, "ok": self.ok, "hosts": self.hosts,
-                "run": self.run.to_dict()}
+                "job_groups": self.job_groups, "run": self.run.to_dict()}
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PlanResult:
-        return cls(hosts=data.get("hosts", {}), run=RolloutResult.from_dict(data["run"]))
+        return cls(hosts=data.get("hosts", {}), run=RolloutResult.from_dict(data["run"]),
+                   job_groups=data.get("job_groups") or {})
 
 
 @dataclass
@@ -326,6 +330,7 @@ class CheckReport(_Documented):
     smoke: dict[str, Any] | None
     bandwidth: dict[str, Any] | None
     run: RolloutResult
+    job_groups: dict[str, Any] = field(default_factory=dict)  # as PlanResult's, over what the hosts have
 
     kind = "check"
 
@@ -360,7 +365,7 @@ class CheckReport(_Documented):
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema_version": SCHEMA_VERSION, "kind": self.kind, "ok": self.ok, "hosts": self.hosts,
-                "findings": [asdict(f) for f in self.findings], "smoke": self.smoke,
+                "findings": [asdict(f) for f in self.findings], "job_groups": self.job_groups, "smoke": self.smoke,
                 "bandwidth": self.bandwidth, "unhealthy_hosts": self.unhealthy_hosts,
                 "run": self.run.to_dict()}
 
@@ -379,7 +384,7 @@ class CheckReport(_Documented):
                             severity=f.get("severity", "error"), only_for=f.get("only_for", ""))
                     for f in data.get("findings") or []]
         return cls(hosts=data.get("hosts") or {}, findings=findings, smoke=data.get("smoke"),
-                   bandwidth=data.get("bandwidth"), run=run)
+                   bandwidth=data.get("bandwidth"), run=run, job_groups=data.get("job_groups") or {})
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CheckReport:

@@ -49,6 +49,10 @@ def test_smoke_and_bandwidth_on_every_slot_with_gloo_and_mpi(tmp_path):
         assert sorted(rank["rank"] for rank in smoke["ranks"]) == list(range(smoke["size"]))
         assert smoke["size"] >= len(hosts)
     assert report.findings == [] and all(not h["problems"] for h in report.hosts.values())
+    # One job group per controller, every host in it, on CPU tensors (the sandbox has no GPU).
+    assert [(g["controller"], g["hosts"], g["tensors"]) for g in report.job_groups["groups"]] == [
+        ("gloo", sorted(hosts), "cpu"), ("mpi", sorted(hosts), "cpu")]
+    assert report.job_groups["spans"] == {"gloo": True, "mpi": True}
     table = report.bandwidth["allreduce"]
     assert table["size"] >= len(hosts) and len(table["rows"]) >= 3
     assert all(row["busbw_GBps"] > 0 and row["seconds"] > 0 for row in table["rows"])

@@ -119,6 +119,21 @@ def test_lab_gloo_installs_libuv_on_the_mac_only_and_plans_each_hosts_transport(
     assert {plan["action"] for host, plan in gloo.items() if host != "mac01"} == {"none"}
 
 
+def test_lab_job_groups_say_which_hosts_train_together_and_why_no_job_spans_the_lab(lab):
+    """The lab's mix (issue 51): the Linux hosts (conda's Python 3.11, their distros' Open MPI 4.1, Gloo over tcp)
+    run one job with either controller, on CPU tensors with the Pi, on CUDA tensors (NCCL) on the GPU host alone;
+    the Mac (Homebrew's Open MPI 5, Gloo over libuv's uv transport) runs its own."""
+    groups = lab.data["global_custom_stats"]["hvc_job_groups"]
+    assert [(g["controller"], g["hosts"], g["tensors"]) for g in groups["groups"]] == [
+        ("gloo", ["cpu01", "gpu01", "pi01"], "cpu"), ("gloo", ["gpu01"], "cuda"), ("gloo", ["mac01"], "cpu"),
+        ("mpi", ["cpu01", "gpu01", "pi01"], "cpu"), ("mpi", ["gpu01"], "cuda"), ("mpi", ["mac01"], "cpu")]
+    assert groups["spans"] == {"gloo": False, "mpi": False}
+    assert groups["reasons"] == {"gloo": "Gloo transports differ (cpu01=tcp, gpu01=tcp, mac01=uv, pi01=tcp)",
+                                 "mpi": "Open MPI majors differ (cpu01=4, gpu01=4, mac01=5, pi01=4)"}
+    assert {g["agree"]["python"] for g in groups["groups"]} == {"3.11"}
+    assert "pi02" not in str(groups)  # refused in preflight: in no group
+
+
 def _paths(plan):
     """Every absolute host path the plan names (the wheel folder on the controller excluded)."""
     found = []

@@ -16,7 +16,8 @@ PROBE = REPO / "roles" / "horovod_check" / "files" / "hvc_probe.py"
 def test_probe_prints_one_json_object_of_versions():
     run = subprocess.run([sys.executable, str(PROBE)], capture_output=True, text=True, timeout=120, check=True)
     found = json.loads(run.stdout)
-    assert set(found) == {"python", "torch", "horovod", "mpirun", "cmake", "controllers", "gloo_transport"}
+    assert set(found) == {"python", "torch", "horovod", "mpirun", "cmake", "controllers", "tensor_operations",
+                          "gloo_transport"}
     assert found["python"] == platform.python_version()
     assert found["gloo_transport"] == "tcp"  # this controller is Linux
 

@@ -57,7 +57,10 @@ def test_a_plain_cpu_host_plans_a_build():
     assert got["plan_extra"] == {"wheel_dir": f"/nonexistent/wheels/{key}",
                                  "marker": "/opt/horovod/venv/.horovod-platform-key.json", "fixes": got["fixes"],
                                  "cxx_standard": 20, "build_root": "/opt/horovod/build", "log_dir": "/var/log",
-                                 "become": True, "build_env": got["build_env"]}
+                                 "become": True, "build_env": got["build_env"],
+                                 # what another host must share with it (the plan's job groups)
+                                 "job": {"python": "3.11", "mpi_major": "", "gloo_transport": "", "gpu": False,
+                                         "controllers": VARS["horovod_controllers"]}}
 
 
 def test_a_gpu_host_builds_with_nccl_for_its_gpus():

@@ -141,6 +141,8 @@ def test_host_strings_are_escaped(data):
     data["findings"] = [{"key": "torch", "message": f"hosts disagree on torch {evil}",
                          "values": {evil: evil, "hvc-node1": "2.13.0+cpu"}}]
     data["bandwidth"]["link"]["from"] = evil
+    data["job_groups"] = {"groups": [{"controller": "gloo", "hosts": [evil, "hvc-node1"], "tensors": "cpu"}],
+                          "reasons": {"mpi": f"Open MPI majors differ ({evil}=5, hvc-node1=4)"}}
     text = from_json(json.dumps(data)).to_html()
     page = Page(text)
     assert "<script" not in text and "script" not in {tag for tag, _ in page.tags}
@@ -150,6 +152,8 @@ def test_host_strings_are_escaped(data):
     assert "horovod-cluster check: FAILED" in "".join(page.text)
     assert page.rows("findings")[0]["key"] == "torch"
     assert page.rows("smoke-gloo")[1]["result"] == f"failed HorovodInternalError {evil}"
+    assert page.tables["job-groups"][1] == ["gloo", f"{evil}, hvc-node1", "cpu"]
+    assert f"no mpi job spans every host: Open MPI majors differ ({evil}=5, hvc-node1=4)" in "".join(page.text)
 
 
 def test_failed_run_and_missing_parts():

@@ -42,7 +42,10 @@ def rollout() -> RolloutResult:
 
 def documents() -> dict[str, dict]:
     run = rollout()
-    plan = PlanResult(hosts={"a": {"horovod": {"action": "build", "method": "pip", "reason": "new"}}}, run=run)
+    plan = PlanResult(hosts={"a": {"horovod": {"action": "build", "method": "pip", "reason": "new"}}}, run=run,
+                      job_groups={"groups": [{"controller": "gloo", "hosts": ["a"], "tensors": "cpu",
+                                              "agree": {"python": "3.11", "gloo_transport": "tcp"}}],
+                                  "spans": {"gloo": True}, "reasons": {}})
     job = JobResult(job_id="j", rc=0, launcher="a", hosts=["a", "b"], controller="gloo", np=2, workdir="/w",
                     command=["horovodrun"], started=1.0, finished=2.0, stopped={"a": 1})
     return {"rollout": run.to_dict(), "plan": plan.to_dict(), "check": from_json(CHECK.read_text()).to_dict(),
@@ -61,6 +64,8 @@ def test_real_documents_validate(kind):
     ("rollout", ["rc"], "2"),
     ("plan", ["run"], "drop:hosts"),
     ("check", [], "drop:findings"),
+    ("check", ["job_groups"], "two"),  # the plan schema's, by reference
+    ("plan", ["job_groups", "spans"], "two"),
     ("check", ["unhealthy_hosts"], "none"),
     ("job", ["np"], "two"),
     ("job", [], "drop:schema_version"),

@@ -37,3 +37,18 @@ def test_plan_shows_run_order_keys_builders_and_the_cluster():
                                     KEY_B: {"hosts": ["pi"], "builder": "cache", "compiles": []}}
     assert [KEY_A, "a1, a2", "a1"] in cells and [KEY_B, "pi", "a cached wheel"] in cells
     assert "cluster: 3 hosts, 2 platform keys, 1 Horovod compile, 1 wheel set to download" in shown
+
+
+def test_plan_shows_the_job_groups_and_why_no_job_spans_every_host():
+    groups = {"groups": [{"controller": "gloo", "hosts": ["cpu01", "gpu01"], "tensors": "cpu"},
+                         {"controller": "gloo", "hosts": ["gpu01"], "tensors": "cuda"},
+                         {"controller": "gloo", "hosts": ["mac01"], "tensors": "cpu"}],
+              "spans": {"gloo": False}, "reasons": {"gloo": "Gloo transports differ (cpu01=tcp, mac01=uv)"}}
+    run = RolloutResult.from_dict({"playbook": "plan.yml", "status": "successful", "rc": 0, "artifacts": "",
+                                   "started": 0, "finished": 1, "hosts": {}})
+    result = PlanResult(hosts={}, run=run, job_groups=groups)
+    shown = _shown(result)
+    cells = [[c.strip() for c in line.split("│")[1:-1]] for line in shown.splitlines() if "│" in line]
+    assert ["gloo", "cpu01, gpu01", "cpu"] in cells and ["gloo", "gpu01", "cuda"] in cells
+    assert "no gloo job spans every host: Gloo transports differ (cpu01=tcp, mac01=uv)" in shown
+    assert PlanResult.from_dict(result.to_dict()).job_groups == groups

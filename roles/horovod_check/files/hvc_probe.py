@@ -1,5 +1,5 @@
 """Print one JSON object: the versions of python, torch, horovod, mpirun and cmake on this host (null = absent),
-the controllers Horovod was built with, and the transport its Gloo speaks here. Run by the check with the training environment's interpreter
+the controllers and tensor operations Horovod was built with, and the transport its Gloo speaks here. Run by the check with the training environment's interpreter
 (tasks/versions.yml); it changes nothing and needs nothing beyond the standard library."""
 import json
 import os
@@ -29,12 +29,11 @@ def tool(argv):
     return found.group(1) if found else "unknown"
 
 
-def controllers():
+def capability(name):
     # The horovod role's marker keeps check-build's result (no framework import needed here).
     try:
         with open(os.path.join(sys.prefix, ".horovod-platform-key.json")) as marker:
-            found = json.load(marker)["verified"]["info"]["capabilities"]["controllers"]
-        return ",".join(sorted(found))
+            return ",".join(sorted(json.load(marker)["verified"]["info"]["capabilities"][name]))
     except Exception:
         return None
 
@@ -45,5 +44,5 @@ GLOO_TRANSPORT = "tcp" if sys.platform.startswith("linux") else "uv"
 
 print(json.dumps({"python": platform.python_version(), "torch": dist("torch"),
                   "horovod": dist("horovod"), "mpirun": tool(["mpirun", "--version"]),
-                  "cmake": tool(["cmake", "--version"]), "controllers": controllers(),
-                  "gloo_transport": GLOO_TRANSPORT}))
+                  "cmake": tool(["cmake", "--version"]), "controllers": capability("controllers"),
+                  "tensor_operations": capability("tensor_operations"), "gloo_transport": GLOO_TRANSPORT}))

@@ -39,7 +39,7 @@ def _environment() -> jinja2.Environment:
 
 
 def check_html(report: CheckReport) -> str:
-    """The whole page: verdict, hosts, findings, smoke test, bandwidth, run failures."""
+    """The whole page: verdict, hosts, findings, job groups, smoke test, bandwidth, run failures."""
     run = report.run
     return _environment().get_template("check.html.j2").render(
         ok=report.ok,
@@ -52,6 +52,9 @@ def check_html(report: CheckReport) -> str:
         findings=[{"key": _text(f.key), "severity": _text(f.severity), "message": _text(f.message),
                    "values": sorted((_text(h), _text(v)) for h, v in f.values.items())}
                   for f in report.findings],
+        groups=[{"controller": _text(g.get("controller")), "hosts": _text(", ".join(g.get("hosts") or [])),
+                 "tensors": _text(g.get("tensors"))} for g in report.job_groups.get("groups") or []],
+        group_reasons=sorted((_text(c), _text(r)) for c, r in (report.job_groups.get("reasons") or {}).items()),
         smoke=None if report.smoke is None else _smoke(report),
         bandwidth=_bandwidth(report.bandwidth),
         failures=[{"name": _text(h.name), "status": _text(h.status), "task": _text(h.failure.task),

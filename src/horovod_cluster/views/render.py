@@ -97,10 +97,24 @@ def _plan(result: PlanResult, console: Console) -> None:
                                                        else "none needed")
             per_key.add_row(*_cells(key, ", ".join(entry["hosts"]), builder))
         console.print(per_key)
+    _job_groups(result.job_groups, console)
     compiles = sum(len(entry["compiles"]) for entry in keys.values())
     console.print(f"cluster: {len(result.hosts)} hosts, {len(keys)} platform keys, {compiles} Horovod "
                   f"compile{'s' if compiles != 1 else ''}, {len(result.downloads)} wheel "
                   f"set{'s' if len(result.downloads) != 1 else ''} to download", highlight=False)
+
+
+def _job_groups(job_groups: dict, console: Console) -> None:
+    """Which hosts can run one job together, per controller, and why a controller cannot span every host."""
+    if not job_groups.get("groups"):
+        return
+    table = Table("controller", "hosts", "tensors", title="job groups (hosts that can run one job)",
+                  title_justify="left")
+    for group in job_groups["groups"]:
+        table.add_row(*_cells(group["controller"], ", ".join(group["hosts"]), group["tensors"]))
+    console.print(table)
+    for controller, reason in sorted((job_groups.get("reasons") or {}).items()):
+        console.print(f"no {_safe(controller)} job spans every host: {_safe(reason)}", highlight=False)
 
 
 def _wheelhouse(result: WheelhouseResult, console: Console) -> None:
@@ -130,6 +144,7 @@ def _check(report: CheckReport, console: Console) -> None:
     for finding in report.findings:
         label = "[yellow]warning[/]" if finding.severity == "warning" else "[bold red]finding[/]"
         console.print(f"{label} {_safe(finding.message)}", highlight=False)
+    _job_groups(report.job_groups, console)
     _smoke(report.smoke_results, console)
     if report.bandwidth is not None:
         _bandwidth(report.bandwidth, console)
