@@ -24,7 +24,8 @@ def _values_text(hosts, key):
 
 def job_groups(hosts):
     """`hosts`: {host: {python, gloo_transport, mpi_major, gpu (bool), controllers: [gloo, mpi]}}.
-    Returns {groups: [{controller, hosts, tensors (cuda or cpu), agree: {python, <key>}}],
+    Returns {groups: [{controller, hosts, tensors (cuda or cpu), agree: {python, <key>}, gpus_of (true for the
+    GPU hosts of the group before it)}],
     spans: {controller: true when one group holds every host}, reasons: {controller: why it does not}}."""
     hosts = {host: dict(data or {}) for host, data in sorted((hosts or {}).items())}
     groups, spans, reasons = [], {}, {}
@@ -37,9 +38,10 @@ def job_groups(hosts):
             gpus = [host for host in members if hosts[host].get("gpu")]
             agree = {"python": python, key: value}
             groups.append({"controller": controller, "hosts": members,
-                           "tensors": "cuda" if gpus == members else "cpu", "agree": agree})
+                           "tensors": "cuda" if gpus == members else "cpu", "agree": agree, "gpus_of": False})
             if gpus and gpus != members:  # its GPU hosts alone can train on CUDA tensors (NCCL)
-                groups.append({"controller": controller, "hosts": gpus, "tensors": "cuda", "agree": agree})
+                groups.append({"controller": controller, "hosts": gpus, "tensors": "cuda", "agree": agree,
+                               "gpus_of": True})
         spans[controller] = len(parts) == 1 and len(able) == len(hosts)
         if spans[controller] or not hosts:
             continue

@@ -137,14 +137,15 @@ def test_open_mpi_majors_that_differ_refuse_an_mpi_job_but_not_a_gloo_job():
     """Open MPI 4 and 5 do not run one job, and a Gloo job does not use Open MPI (issue 51): with hvc-node3's
     mpirun answering as Open MPI 5 (a stand-in first on its PATH), an MPI job is refused before anything starts,
     naming the hosts and the way out, a Gloo job runs on every host, and the check's job groups say so."""
-    fake = "/usr/local/bin/mpirun"
-    on_host("hvc-node3", f"printf '#!/bin/sh\\necho \"mpirun (Open MPI) 5.0.7\"\\n' > {fake} && chmod 755 {fake}")
+    fake = "/usr/local/bin/mpirun"  # says 5.0.7 when asked its version, else is Debian's mpirun
+    script = '#!/bin/sh\ncase "$1" in --version) echo "mpirun (Open MPI) 5.0.7";; *) exec /usr/bin/mpirun "$@";; esac\n'
+    on_host("hvc-node3", f"printf '%s' '{script}' > {fake} && chmod 755 {fake}")
     try:
         assert on_host("hvc-node3", "mpirun --version").strip() == "mpirun (Open MPI) 5.0.7"
         mpi = cli("--controller", "mpi", "--", "python", "-c", "print('started')")
         gloo = cli("--controller", "gloo", *SLOW_START, "--", "python", "-c",
                    "import socket, horovod.torch as hvd; hvd.init(); print(hvd.size(), socket.gethostname())")
-        groups = Cluster(SANDBOX).check(smoke=False).job_groups
+        report = Cluster(SANDBOX).check(smoke=True)
     finally:
         on_host("hvc-node3", f"rm -f {fake}")
     refusal = " ".join(mpi.stderr.split())
@@ -156,10 +157,17 @@ def test_open_mpi_majors_that_differ_refuse_an_mpi_job_but_not_a_gloo_job():
     ranks = re.findall(r"^\[\d\]<stdout>:(\d) (\S+)$", gloo.stdout, re.M)
     assert {size for size, _ in ranks} == {"6"} and len(ranks) == 6, gloo.stdout
     assert {host for _, host in ranks} == {"hvc-node1", "hvc-node2", "hvc-node3"}, gloo.stdout
-    # The check's job groups say the same: one Gloo group, two MPI groups, and why.
+    # The check's job groups say the same: one Gloo group, two MPI groups, and why; its MPI smoke test runs once
+    # per group, each from the group's first host over the group's slots, and Gloo's across every host.
+    groups = report.job_groups
     assert [(g["controller"], g["hosts"]) for g in groups["groups"]] == [
         ("gloo", ["hvc-node1", "hvc-node2", "hvc-node3"]), ("mpi", ["hvc-node1", "hvc-node2"]), ("mpi", ["hvc-node3"])]
     assert groups["reasons"] == {"mpi": "Open MPI majors differ (hvc-node1=4, hvc-node2=4, hvc-node3=5)"}
+    smoke = {name: (result["ok"], result.get("size"), sorted({rank["host"] for rank in result.get("ranks", [])}))
+             for name, result in report.smoke.items()}
+    assert smoke == {"gloo": (True, 6, ["hvc-node1", "hvc-node2", "hvc-node3"]),
+                     "mpi (hvc-node1, hvc-node2)": (True, 4, ["hvc-node1", "hvc-node2"]),
+                     "mpi (hvc-node3)": (True, 2, ["hvc-node3"])}, report.to_json()
 
 
 def test_refused_when_a_host_is_not_rolled_out(tmp_path):

@@ -27,6 +27,7 @@ def test_the_lab_mix_a_mac_beside_linux_gpu_and_cpu_hosts():
     assert groups_of(result) == [
         ("gloo", ["cpu01", "gpu01", "pi01"], "cpu"), ("gloo", ["gpu01"], "cuda"), ("gloo", ["mac01"], "cpu"),
         ("mpi", ["cpu01", "gpu01", "pi01"], "cpu"), ("mpi", ["gpu01"], "cuda"), ("mpi", ["mac01"], "cpu")]
+    assert [g["gpus_of"] for g in result["groups"]] == [False, True, False, False, True, False]
     assert result["spans"] == {"gloo": False, "mpi": False}
     assert result["reasons"] == {
         "gloo": "Gloo transports differ (cpu01=tcp, gpu01=tcp, mac01=uv, pi01=tcp)",
