@@ -146,17 +146,24 @@ def test_open_mpi_majors_that_differ_refuse_an_mpi_job_but_not_a_gloo_job():
         gloo = cli("--controller", "gloo", *SLOW_START, "--", "python", "-c",
                    "import socket, horovod.torch as hvd; hvd.init(); print(hvd.size(), socket.gethostname())")
         report = Cluster(SANDBOX).check(smoke=True)
+        # the refusal's way out: one job group
+        group = cli("--controller", "mpi", "--limit", "hvc-node1,hvc-node2", "--", "python", "-c",
+                    "import socket, horovod.torch as hvd; hvd.init(); print(hvd.size(), socket.gethostname())")
     finally:
         on_host("hvc-node3", f"rm -f {fake}")
     refusal = " ".join(mpi.stderr.split())
     assert mpi.returncode == 2, mpi.stdout + mpi.stderr
     assert "hosts disagree on mpi_major: hvc-node1=4, hvc-node2=4, hvc-node3=5" in refusal, refusal
     assert "a Gloo job can span them (--controller gloo), an MPI job cannot" in refusal, refusal
+    assert "or run on one job group: --limit hvc-node1,hvc-node2 or --limit hvc-node3" in refusal, refusal
     assert "started" not in mpi.stdout
     assert gloo.returncode == 0, gloo.stdout + gloo.stderr
     ranks = re.findall(r"^\[\d\]<stdout>:(\d) (\S+)$", gloo.stdout, re.M)
     assert {size for size, _ in ranks} == {"6"} and len(ranks) == 6, gloo.stdout
     assert {host for _, host in ranks} == {"hvc-node1", "hvc-node2", "hvc-node3"}, gloo.stdout
+    assert group.returncode == 0, group.stdout + group.stderr
+    assert sorted(re.findall(r"^\[\d\]<stdout>:(\d \S+)$", group.stdout, re.M)) == [
+        "4 hvc-node1", "4 hvc-node1", "4 hvc-node2", "4 hvc-node2"], group.stdout
     # The check's job groups say the same: one Gloo group, two MPI groups, and why; its MPI smoke test runs once
     # per group, each from the group's first host over the group's slots, and Gloo's across every host.
     groups = report.job_groups
