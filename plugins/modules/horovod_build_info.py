@@ -60,6 +60,13 @@ capabilities:
   description: Lists of built frameworks, controllers, tensor_operations (lower case).
   type: dict
   returned: when installed
+mpi_prefix:
+  description:
+    - The prefix of the Open MPI Horovod was built against where it is not the system's (PyPI's, a source build),
+      from the horovod role's marker next to the environment; empty otherwise, or when the marker's is not a plain
+      absolute path. horovodrun's mpirun needs it (--prefix) to start that Open MPI on every host.
+  type: str
+  returned: always
 missing:
   description: Expected capabilities that are not built (section:name).
   type: list
@@ -70,7 +77,9 @@ ansible_facts:
   returned: always
 """
 
+import json
 import os
+import re
 import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
@@ -94,6 +103,21 @@ for framework in ("tensorflow", "torch", "mxnet"):
 from horovod.runner.launch import run_commandline
 run_commandline()
 """
+# The horovod role's marker, in the environment's folder (bin/python's parent).
+_MARKER = ".horovod-platform-key.json"
+_PLAIN_PATH = re.compile(r"^/[A-Za-z0-9._+/-]+\Z")
+
+
+def marker_mpi_prefix(python):
+    """The marker's mpi_prefix when it is a plain absolute path (it reaches horovodrun's shell line), else ''."""
+    try:
+        with open(os.path.join(os.path.dirname(os.path.dirname(python)), _MARKER)) as f:
+            prefix = json.load(f).get("mpi_prefix") or ""
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return prefix if isinstance(prefix, str) and _PLAIN_PATH.match(prefix) else ""
+
+
 _IMPORT_PROBE = "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('horovod') else 3)"
 
 
@@ -107,7 +131,8 @@ def main():
         supports_check_mode=True,
     )
     python = module.params["python"]
-    result = dict(changed=False, installed=False, version=None, capabilities={}, missing=[])
+    result = dict(changed=False, installed=False, version=None, capabilities={}, missing=[],
+                  mpi_prefix=marker_mpi_prefix(python))
     if not os.access(python, os.X_OK):
         result["msg"] = "interpreter %s does not exist or is not executable" % python
         result["missing"] = missing_capabilities({}, module.params["expect"])
@@ -137,7 +162,7 @@ def main():
         result["stdout"] = out
     result["missing"] = missing_capabilities(result["capabilities"], module.params["expect"])
     result["ansible_facts"] = {"horovod_build_info": {
-        k: result[k] for k in ("installed", "version", "capabilities", "missing")}}
+        k: result[k] for k in ("installed", "version", "capabilities", "missing", "mpi_prefix")}}
     if result["missing"]:
         result["msg"] = "horovod lacks expected capabilities: %s" % ", ".join(result["missing"])
         module.fail_json(**result)

@@ -193,7 +193,11 @@ def horovodrun_argv(job: Mapping[str, Any], command: Sequence[str]) -> list[str]
     """horovodrun's command line on the launcher, for the staged job (`hvc_job` of run.yml)."""
     elastic = job.get("elastic")
     if not elastic:
-        return [job["horovodrun"], f"--{job['controller']}", "-np", str(job["np"]), "-H", job["placement"], *command]
+        # the Open MPI Horovod was built against, started on every host (its daemons, its libraries)
+        prefix = [f"--mpi-args=--prefix {job['mpi_prefix']}"] if job["controller"] == "mpi" and job.get("mpi_prefix") \
+            else []
+        return [job["horovodrun"], f"--{job['controller']}", "-np", str(job["np"]), "-H", job["placement"], *prefix,
+                *command]
     # horovodrun runs the discovery script through a shell, every second
     discover = [job["discover_hosts"], "--state", f"{job['workdir']}/.discover-hosts.json", *elastic["hosts"]]
     return [job["horovodrun"], "--gloo", "-np", str(job["np"]), "--min-np", str(elastic["min_np"]),
@@ -201,10 +205,15 @@ def horovodrun_argv(job: Mapping[str, Any], command: Sequence[str]) -> list[str]
             "--blacklist-cooldown-range", *ELASTIC_COOLDOWN, *command]
 
 
+def mpi_bin(job: Mapping[str, Any]) -> list[str]:
+    """The bin folder of the Open MPI Horovod was built against, where it is not the system's."""
+    return [f"{job['mpi_prefix']}/bin"] if job.get("mpi_prefix") else []
+
+
 def remote_command(job: Mapping[str, Any], command: Sequence[str]) -> str:
     """The shell line the launcher runs: in the job folder, with ssh_mesh's ssh that keeps host key checking
     on (horovodrun's Gloo launcher turns it off) and then the environment's bin first on PATH (so `python` is
-    the environment's), unbuffered output, the user's variables and the job marker last (so nothing
+    the environment's), then the bin of the Open MPI Horovod was built against (its mpirun), unbuffered output, the user's variables and the job marker last (so nothing
     overrides it); each value quoted. horovodrun hands them to every rank."""
     env = {"PYTHONUNBUFFERED": "1",
            # Open MPI refuses root unless told; the sandbox and many labs run as root.
@@ -212,7 +221,7 @@ def remote_command(job: Mapping[str, Any], command: Sequence[str]) -> str:
            **job.get("env", {}), "HVC_JOB_ID": job["id"]}
     assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
     argv = " ".join(shlex.quote(a) for a in horovodrun_argv(job, command))
-    path = f"{shlex.quote(job['ssh_dir'])}:{shlex.quote(job['bin'])}"
+    path = ":".join(shlex.quote(d) for d in (job["ssh_dir"], job["bin"], *mpi_bin(job)))
     return (f"cd {shlex.quote(job['workdir'])} && PATH={path}:\"$PATH\" "
             f"exec env {assignments} {argv}")
 

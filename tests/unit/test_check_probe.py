@@ -16,10 +16,28 @@ PROBE = REPO / "roles" / "horovod_check" / "files" / "hvc_probe.py"
 def test_probe_prints_one_json_object_of_versions():
     run = subprocess.run([sys.executable, str(PROBE)], capture_output=True, text=True, timeout=120, check=True)
     found = json.loads(run.stdout)
-    assert set(found) == {"python", "torch", "horovod", "mpirun", "cmake", "controllers", "tensor_operations",
-                          "gloo_transport"}
+    assert set(found) == {"python", "torch", "horovod", "mpirun", "mpi_prefix", "cmake", "controllers",
+                          "tensor_operations", "gloo_transport"}
+    assert found["mpi_prefix"] == ""  # no marker: the system's Open MPI
     assert found["python"] == platform.python_version()
     assert found["gloo_transport"] == "tcp"  # this controller is Linux
+
+
+def test_probe_asks_the_open_mpi_the_marker_names(tmp_path):
+    """An environment whose marker names the prefix of PyPI's Open MPI: the probe reports that mpirun's version,
+    not PATH's (Debian 12 keeps its distro's 4.1 beside it)."""
+    env = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    prefix = tmp_path / "openmpi"
+    (prefix / "bin").mkdir(parents=True)
+    mpirun = prefix / "bin" / "mpirun"
+    mpirun.write_text("#!/bin/sh\necho 'mpirun (Open MPI) 5.0.11'\n")
+    mpirun.chmod(0o755)
+    (env / ".horovod-platform-key.json").write_text(json.dumps({"mpi_prefix": str(prefix)}))
+    run = subprocess.run([str(env / "bin" / "python"), str(PROBE)], capture_output=True, text=True, timeout=120,
+                         check=True, env={"PATH": "/usr/bin:/bin"})
+    found = json.loads(run.stdout)
+    assert (found["mpirun"], found["mpi_prefix"]) == ("5.0.11", str(prefix))
 
 
 def test_versions_step_runs_the_roles_probe():

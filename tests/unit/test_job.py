@@ -97,6 +97,17 @@ def test_the_remote_command_quotes_every_value():
     assert "HVC_JOB_ID=20261124-010203-ab12cd34" in words and "HVC_JOB_ID=override" not in words  # marker wins
 
 
+def test_an_mpi_job_runs_the_open_mpi_horovod_was_built_against():
+    """Horovod built against PyPI's Open MPI (the marker's mpi_prefix): its bin on PATH after the environment's, and
+    mpirun told to start that Open MPI on every host (--prefix); a Gloo job takes no MPI arguments."""
+    job = {**JOB, "controller": "mpi", "mpi_prefix": "/opt/horovod/openmpi"}
+    words = shlex.split(remote_command(job, ["python", "train.py"]))
+    assert words[3] == "PATH=/opt/horovod/libexec/strict-ssh:/opt/horovod/venv/bin:/opt/horovod/openmpi/bin:$PATH"
+    assert words[-8:-2] == ["--mpi", "-np", "2", "-H", "hvc-node1:2", "--mpi-args=--prefix /opt/horovod/openmpi"]
+    assert not any(w.startswith("--mpi-args") for w in shlex.split(remote_command({**job, "controller": "gloo"},
+                                                                                   ["python", "train.py"])))
+
+
 def test_an_elastic_job_starts_with_every_slot_and_goes_on_with_one():
     assert elastic_world(SANDBOX_HOSTFILE, None, None, None) == (
         6, {"min_np": 1, "max_np": 6, "hosts": ["hvc-node1:2", "hvc-node2:2", "hvc-node3:2"]})
