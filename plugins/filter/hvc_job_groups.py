@@ -55,6 +55,35 @@ def job_groups(hosts):
     return {"groups": groups, "spans": spans, "reasons": reasons}
 
 
+def _limits(groups, controller, tensors):
+    """The --limit of each group of `controller` that can run `tensors` (cuda: its GPU hosts only)."""
+    return ["--limit " + ",".join(g["hosts"]) for g in groups["groups"]
+            if g["controller"] == controller and (not g["gpus_of"] if tensors == "cpu" else g["tensors"] == "cuda")]
+
+
+def job_refusal(hosts, controller, tensors="cpu"):
+    """Why the hosts of one job ({host: as job_groups' input}) cannot run it with `controller` on `tensors` (cpu,
+    cuda), naming the hosts and the ways out; '' when they can."""
+    hosts = {host: dict(data or {}) for host, data in sorted((hosts or {}).items())}
+    groups = job_groups(hosts)
+    ways = _limits(groups, controller, tensors)
+    other = "gloo" if controller == "mpi" else "mpi"
+    if not groups["spans"][controller]:
+        why = groups["reasons"][controller]
+        if groups["spans"][other] and "Python" not in why and "built without" not in why:
+            ways.insert(0, "--controller " + other)
+        return "%s: no %s job spans these hosts; run one with %s" % (
+            why, controller, " or ".join(ways) or "another controller")
+    if tensors == "cuda":
+        cpu = [host for host, data in hosts.items() if not data.get("gpu")]
+        if cpu:
+            return ("CUDA tensors need NCCL on every rank and %s %s none: Horovod refuses a collective whose ranks "
+                    "put their tensors on different devices (horovod/common/controller.cc); run on CPU tensors "
+                    "(--tensors cpu)%s" % (", ".join(cpu), "has" if len(cpu) == 1 else "have",
+                                           "".join(" or " + way for way in ways)))
+    return ""
+
+
 class FilterModule(object):
     def filters(self):
-        return {"hvc_job_groups": job_groups}
+        return {"hvc_job_groups": job_groups, "hvc_job_refusal": job_refusal}

@@ -16,7 +16,7 @@ from rich.table import Table
 from .cluster import (LAST_ROLLOUT, LAST_RUN, Cluster, UsageError, check_extra_vars, check_serial,
                       default_artifacts_dir, load_saved, read_saved)
 from .content import content_dir
-from .job import CONTROLLERS, STOP_SIGNALS, JobRefused
+from .job import CONTROLLERS, STOP_SIGNALS, TENSORS, JobRefused
 from .ansible.options import AnsibleOptions, keyword
 from .ansible.runner import DEFAULT_KEEP, InventoryBusy, InventoryError
 from .results import CheckReport, Result, RolloutResult
@@ -440,6 +440,8 @@ def report(source: Path | None, **opts) -> None:
 @click.option("--np", type=click.IntRange(1), help="ranks to start [default: every slot of the hostfile]")
 @click.option("--controller", type=click.Choice(CONTROLLERS), default="gloo", show_default=True,
               help="horovodrun's controller")
+@click.option("--tensors", type=click.Choice(TENSORS), default="cpu", show_default=True,
+              help="the device the script puts its tensors on: cuda needs NCCL on every host of the job")
 @click.option("--copy", multiple=True, type=click.Path(exists=True, path_type=Path),
               help="a file or folder to copy into the job folder on every host (repeatable)")
 @click.option("--workdir", help="run in this folder, the same path on every host (e.g. a shared one), "
@@ -457,9 +459,9 @@ def report(source: Path | None, **opts) -> None:
 @click.option("--max-np", type=click.IntRange(1), help="elastic: the most ranks [default: every slot of the hostfile]")
 @job_options
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def run(command: tuple[str, ...], np: int | None, controller: str, copy: tuple[Path, ...], workdir: str | None,
-        hostfile: Path | None, env: tuple[str, ...], limit: str | None, timeout: float | None, elastic: bool,
-        min_np: int | None, max_np: int | None, **opts) -> None:
+def run(command: tuple[str, ...], np: int | None, controller: str, tensors: str, copy: tuple[Path, ...],
+        workdir: str | None, hostfile: Path | None, env: tuple[str, ...], limit: str | None, timeout: float | None,
+        elastic: bool, min_np: int | None, max_np: int | None, **opts) -> None:
     """Run a training command on every slot of the rolled-out cluster and stream its output.
 
     horovodrun starts on the launcher (the first host) with the rollout's hostfile and Python
@@ -477,7 +479,7 @@ def run(command: tuple[str, ...], np: int | None, controller: str, copy: tuple[P
         with _progress(cluster, "playbooks/run.yml", opts):
             job = cluster.stage(command, np=np, controller=controller, copy=copy, workdir=workdir,
                                 hostfile=hostfile, env=env, limit=limit, elastic=elastic, min_np=min_np,
-                                max_np=max_np)
+                                max_np=max_np, tensors=tensors)
     except (InventoryError, UsageError, JobRefused) as err:
         raise InputError(str(err)) from None
     grow = job.get("elastic")

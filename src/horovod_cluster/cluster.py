@@ -368,7 +368,7 @@ class Cluster:
             copy: Sequence[str | Path] = (), workdir: str | None = None, hostfile: str | Path | None = None,
             env: Mapping[str, str] | Sequence[str] | None = None, limit: str | None = None,
             on_output: OutputCallback | None = None, timeout: float | None = None, elastic: bool = False,
-            min_np: int | None = None, max_np: int | None = None) -> JobResult:
+            min_np: int | None = None, max_np: int | None = None, tensors: str = "cpu") -> JobResult:
         """Run a training command on every slot of the cluster with horovodrun, e.g.
         `cluster.run(["python", "train.py"], copy=["train.py"], controller="mpi")`; its exit code
         is the result's `rc`. See `stage` for the arguments; `on_output` gets each output line
@@ -376,12 +376,13 @@ class Cluster:
         so does `timeout` (seconds) when the job runs longer (rc 124, as `timeout` gives)."""
         return self.launch(self.stage(command, np=np, controller=controller, copy=copy, workdir=workdir,
                                       hostfile=hostfile, env=env, limit=limit, elastic=elastic, min_np=min_np,
-                                      max_np=max_np), on_output, timeout)
+                                      max_np=max_np, tensors=tensors), on_output, timeout)
 
     def stage(self, command: Sequence[str], *, np: int | None = None, controller: str = "gloo",
               copy: Sequence[str | Path] = (), workdir: str | None = None, hostfile: str | Path | None = None,
               env: Mapping[str, str] | Sequence[str] | None = None, limit: str | None = None,
-              elastic: bool = False, min_np: int | None = None, max_np: int | None = None) -> dict[str, Any]:
+              elastic: bool = False, min_np: int | None = None, max_np: int | None = None,
+              tensors: str = "cpu") -> dict[str, Any]:
         """Check the hosts, then prepare a job (playbooks/run.yml) without starting it: the files of
         `copy` go into the job folder on every host (a new one under ~/.cache/horovod-cluster/jobs,
         or `workdir`, a folder that already exists the same on every host, e.g. a shared one); `np`
@@ -390,7 +391,8 @@ class Cluster:
         nodes and tasks. `env`: variables for every rank ({NAME: VALUE} or "NAME=VALUE" strings,
         e.g. HOROVOD_GLOO_TIMEOUT_SECONDS=120). `elastic`: horovodrun's elastic mode (Gloo), starting with
         `np` ranks and going on with the hosts that answer, between `min_np` (default 1) and `max_np`
-        (default every slot) ranks; the script must use hvd.elastic (examples/train_elastic.py).
+        (default every slot) ranks; the script must use hvd.elastic (examples/train_elastic.py). `tensors`: the
+        device the script puts its tensors on, cpu or cuda (NCCL on every rank: refused where a host has none).
         Raises JobRefused (nothing started) when a host is not rolled out, the hosts disagree, or Horovod
         lacks the controller; returns the staged job for `launch`."""
         if not command:
@@ -406,7 +408,7 @@ class Cluster:
         if text:
             check_hostfile(text, str(hostfile) if hostfile else "the Slurm allocation's hostfile")
         variables = job_env(env)
-        request = job_request(new_job_id(), controller, np, workdir, copy, text)
+        request = job_request(new_job_id(), controller, np, workdir, copy, text, tensors)
         run, stats = self._run("playbooks/run.yml", limit=limit, extravars={
             "cluster_check_smoke": False, "cluster_check_bench": False, "cluster_job": request})
         self.last_stage = run

@@ -26,6 +26,8 @@ from .results import SCHEMA_VERSION
 
 OutputCallback = Callable[[str], None]
 CONTROLLERS = ("gloo", "mpi")
+# The device a job's script puts its tensors on: cuda needs NCCL on every rank (playbooks/run.yml refuses it else).
+TENSORS = ("cpu", "cuda")
 # Open MPI's --tag-output prefix "[jobid,rank]<stdout>:" is shown as Gloo's "[rank]<stdout>:".
 _MPI_TAG = re.compile(r"(\[\d+,(\d+)\]<(stdout|stderr)>:)")
 # The first failed rank, as horovodrun (Gloo) and mpirun report it: "Exit code: 3".
@@ -95,16 +97,18 @@ def job_env(env: Mapping[str, str] | Sequence[str] | None) -> dict[str, str]:
 
 
 def job_request(job_id: str, controller: str, np: int | None, workdir: str | None,
-                copy: Sequence[str | Path], hostfile: str | None) -> dict[str, Any]:
+                copy: Sequence[str | Path], hostfile: str | None, tensors: str = "cpu") -> dict[str, Any]:
     """The `cluster_job` extra var of playbooks/run.yml, after the checks a caller can act on."""
     if controller not in CONTROLLERS:
         raise JobRefused(f"controller {controller!r}: expected one of {', '.join(CONTROLLERS)}")
+    if tensors not in TENSORS:
+        raise JobRefused(f"tensors {tensors!r}: expected one of {', '.join(TENSORS)}")
     if np is not None and int(np) < 1:
         raise JobRefused(f"np {np!r}: expected a positive number of ranks")
     missing = [str(p) for p in copy if not Path(p).exists()]
     if missing:
         raise JobRefused(f"copy: no such file or folder on this machine: {', '.join(missing)}")
-    return {"id": job_id, "controller": controller, "workdir": workdir or "",
+    return {"id": job_id, "controller": controller, "tensors": tensors, "workdir": workdir or "",
             "copy": [str(Path(p).resolve()) for p in copy], "hostfile": hostfile or ""}
 
 

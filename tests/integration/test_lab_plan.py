@@ -6,6 +6,7 @@ cuda_toolkit_version 13.0, which cuda_toolkit refuses by design (tests/unit/test
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 
@@ -16,6 +17,11 @@ from ansible_run import REPO, run_playbook
 
 FACTS = REPO / "tests" / "fixtures" / "facts"
 LAB = REPO / "inventories" / "lab"
+# run's refusal of a job its hosts cannot run together (a filter plugin: a plain file, not a package)
+_spec = importlib.util.spec_from_file_location("hvc_job_groups", REPO / "plugins" / "filter" / "hvc_job_groups.py")
+_groups = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_groups)
+job_refusal = _groups.job_refusal
 # lab host -> recorded facts of that kind of host
 RECORDED = {"gpu01": "gpu-ubuntu2404", "cpu01": "cpu-debian12", "mac01": "mac-m2", "pi01": "pi5-64",
             "pi02": "pi4-32"}
@@ -137,6 +143,19 @@ def test_lab_job_groups_say_which_hosts_train_together_and_why_gloo_does_not_spa
     assert groups["reasons"] == {"gloo": "Gloo transports differ (cpu01=tcp, gpu01=tcp, mac01=uv, pi01=tcp)"}
     assert {g["agree"]["python"] for g in groups["groups"]} == {"3.11"}
     assert "pi02" not in str(groups)  # refused in preflight: in no group
+
+
+def test_lab_jobs_the_mix_cannot_run_are_refused_with_their_reasons(lab):
+    """What `run` refuses (plugins/filter/hvc_job_groups.py's job_refusal, over the same per-host job data the plan
+    publishes): Gloo across the Mac and the Linux hosts, and CUDA tensors across the GPU host and CPU hosts."""
+    jobs = {host: lab.plan[host]["horovod"]["job"] for host in ("gpu01", "cpu01", "mac01", "pi01")}
+    gloo = job_refusal(jobs, "gloo")
+    assert gloo.startswith("Gloo transports differ (cpu01=tcp, gpu01=tcp, mac01=uv, pi01=tcp)"), gloo
+    assert "--controller mpi or --limit cpu01,gpu01,pi01 or --limit mac01" in gloo, gloo
+    assert job_refusal(jobs, "mpi") == ""  # PyPI's Open MPI on every host: one MPI job spans the lab
+    cuda = job_refusal({h: jobs[h] for h in ("gpu01", "cpu01")}, "mpi", "cuda")
+    assert cuda.startswith("CUDA tensors need NCCL on every rank and cpu01 has none"), cuda
+    assert cuda.endswith("--limit gpu01"), cuda
 
 
 def test_lab_without_the_pip_rule_keeps_each_hosts_open_mpi_and_no_mpi_job_spans_it(tmp_path):

@@ -1,7 +1,8 @@
 """`horovod-cluster run` on the rolled-out sandbox (issue 17): the project's example training script
 across every slot of the 3 hosts with both controllers (the loss goes down, every rank ends with the
 same weights), a failing script's own exit code, Ctrl-C and --timeout leaving no process of the job on any
-host, and a refusal, before anything starts, when a host is not rolled out.
+host, and refusals, before anything starts: a host not rolled out, Open MPI majors that differ, CUDA tensors
+where a host has no NCCL.
 
 The CLI runs as a real subprocess (its exit code and output are what a user sees).
 """
@@ -175,6 +176,16 @@ def test_open_mpi_majors_that_differ_refuse_an_mpi_job_but_not_a_gloo_job():
     assert smoke == {"gloo": (True, 6, ["hvc-node1", "hvc-node2", "hvc-node3"]),
                      "mpi (hvc-node1, hvc-node2)": (True, 4, ["hvc-node1", "hvc-node2"]),
                      "mpi (hvc-node3)": (True, 2, ["hvc-node3"])}, report.to_json()
+
+
+def test_a_cuda_job_is_refused_where_a_host_has_no_nccl():
+    """--tensors cuda (the script puts its tensors on the GPU, issue 51): no sandbox host has NCCL, and Horovod
+    refuses a collective across devices, so nothing starts; the refusal names the hosts and CPU tensors."""
+    run = cli("--tensors", "cuda", "--", "python", "-c", "print('started')")
+    refusal = " ".join(run.stderr.split())
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "CUDA tensors need NCCL on every rank and hvc-node1, hvc-node2, hvc-node3 have none" in refusal, refusal
+    assert refusal.count("run on CPU tensors (--tensors cpu)") == 1 and "started" not in run.stdout
 
 
 def test_refused_when_a_host_is_not_rolled_out(tmp_path):

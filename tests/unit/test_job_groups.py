@@ -46,3 +46,24 @@ def test_python_and_missing_controllers_split_the_cluster_and_say_why():
                                  ("mpi", ["a"], "cpu"), ("mpi", ["b"], "cpu")]
     assert result["reasons"] == {"gloo": "Python versions differ (a=3.11, b=3.13, c=3.11)",
                                  "mpi": "Horovod is built without mpi on c"}
+
+
+LAB = {"gpu01": host(gpu=True), "cpu01": host(), "pi01": host(), "mac01": host(transport="uv", mpi="5")}
+
+
+def test_a_gloo_job_across_a_mac_and_linux_hosts_is_refused_naming_the_way_out():
+    why = hvc_job_groups.job_refusal(LAB, "gloo")
+    assert why.startswith("Gloo transports differ (cpu01=tcp, gpu01=tcp, mac01=uv, pi01=tcp): no gloo job spans")
+    assert "--limit cpu01,gpu01,pi01 or --limit mac01" in why
+    same_mpi = {**LAB, "mac01": host(transport="uv", mpi="4")}
+    assert "run one with --controller mpi or --limit" in hvc_job_groups.job_refusal(same_mpi, "gloo")
+    assert hvc_job_groups.job_refusal(same_mpi, "mpi") == ""
+
+
+def test_a_cuda_job_across_gpu_and_cpu_hosts_is_refused_naming_the_cpu_hosts():
+    linux = {h: LAB[h] for h in ("gpu01", "cpu01", "pi01")}
+    why = hvc_job_groups.job_refusal(linux, "mpi", "cuda")
+    assert why.startswith("CUDA tensors need NCCL on every rank and cpu01, pi01 have none: Horovod refuses")
+    assert why.endswith("run on CPU tensors (--tensors cpu) or --limit gpu01")
+    assert hvc_job_groups.job_refusal(linux, "mpi", "cpu") == ""
+    assert hvc_job_groups.job_refusal({"gpu01": LAB["gpu01"]}, "gloo", "cuda") == ""
