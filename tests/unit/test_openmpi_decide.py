@@ -35,7 +35,7 @@ def test_majors_that_differ_give_every_host_pypis_open_mpi(tmp_path, other, seri
     got = plans(run_role(tmp_path, "openmpi", {"old": host_facts("debian12", "a"), "new": facts}))
     for host in ("old", "new"):
         assert (got[host]["method"], got[host]["version"], got[host]["action"]) == ("pip", "5.0.11", "install")
-        assert f"the Open MPI majors of the hosts differ: old: 4, new: {series}" in got[host]["reason"]
+        assert f"the Open MPI majors of the hosts differ: new: {series}, old: 4" in got[host]["reason"]
         assert "openmpi_auto_pip=false" in got[host]["reason"]
     assert got["old"]["bindir"] == "/opt/horovod/openmpi/bin"
     if other == "macos14":
