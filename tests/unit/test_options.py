@@ -17,7 +17,7 @@ CLUSTER_OWN = {"self", "inventory", "content_dir", "artifacts_dir", "keep_runs",
 COMMAND_OWN = {"inventory", "json_file", "junit_file", "html_file", "artifacts_dir", "keep_runs", "limit", "list_hosts",
                "list_tags", "list_tasks", "tags", "skip_tags", "serial", "max_fail_percentage", "check_mode", "diff",
                "facts_dir", "smoke", "bench", "command", "np", "controller", "copy", "workdir", "hostfile", "env",
-               "timeout", "elastic", "min_np", "max_np"}
+               "timeout", "elastic", "min_np", "max_np", "tensors"}
 
 
 def test_cluster_takes_each_option_and_no_other():
