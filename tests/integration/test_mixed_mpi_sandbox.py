@@ -67,6 +67,8 @@ def mixed(tmp_path_factory):
             rollout = cluster.rollout()
             job = mpi_job_across(names, marker(names[0]).get("mpi_prefix", "")) if rollout.ok else None
             found[rule] = (rollout, plan, job, cluster.check(smoke=True))
+            print(f"\nrule {rule}: rollout {rollout.duration:.0f} s; MPI job across: rc"
+                  f" {job.returncode if job else None}, {(job.stdout + job.stderr)[-600:] if job else ''}")
         yield found
 
 
