@@ -131,11 +131,17 @@ def test_lab_inventory_parses():
 def test_plan_gives_each_host_the_key_the_rollout_builds(full_plan):
     """horovod's decide step reads the other roles' published results (hvc_<role>), which their own
     decide steps set: a GPU host's plan names the CUDA/NCCL build, an MPI host the MPI series, and the
-    interpreter is the environment python_env will make (conda on the GPU host)."""
+    interpreter is the environment python_env will make (conda on the GPU host). The fixture mixes
+    Open MPI 4.1 (Linux) with Homebrew's 5 (macOS), so every host with a PyPI wheel plans PyPI's 5;
+    the 32-bit Pi has none and keeps its distro's 4."""
     keys = {host: full_plan.plan[host]["horovod"]["platform_key"] for host in FIXTURE_HOSTS}
-    assert keys["gpu-ubuntu2404"] == "hvd0.28.1-ubuntu24-x86_64-py3.11-pytorch2.13.0-cuda13.0-sm80-gpuopsnccl-mpi4-waitcv"
-    assert keys["cpu-debian12"] == "hvd0.28.1-debian12-x86_64-py3.11-pytorch2.13.0_cpu-cpu-gpuopsnone-mpi4-waitcv"
-    assert keys["mac-m2"].endswith("-cpu-gpuopsnone-mpi5-mpilongopts-waitcv")  # Homebrew's Open MPI 5
+    assert keys["gpu-ubuntu2404"] == \
+        "hvd0.28.1-ubuntu24-x86_64-py3.11-pytorch2.13.0-cuda13.0-sm80-gpuopsnccl-mpi5pip-mpilongopts-waitcv"
+    assert keys["cpu-debian12"] == \
+        "hvd0.28.1-debian12-x86_64-py3.11-pytorch2.13.0_cpu-cpu-gpuopsnone-mpi5pip-mpilongopts-waitcv"
+    assert keys["mac-m2"].endswith("-cpu-gpuopsnone-mpi5pip-mpilongopts-waitcv")
+    assert keys["pi5-64"].endswith("-aarch64-py3.11-pytorch2.13.0-cpu-gpuopsnone-mpi5pip-mpilongopts-waitcv")
+    assert keys["pi4-32"].endswith("-armv7l-py3.11-pytorch2.13.0-cpu-gpuopsnone-mpi4-waitcv")
     gpu = full_plan.plan["gpu-ubuntu2404"]["horovod"]
     assert gpu["build_env"]["HOROVOD_GPU_OPERATIONS"] == "NCCL"
     assert gpu["build_env"]["HOROVOD_CUDA_HOME"] == full_plan.plan["gpu-ubuntu2404"]["cuda_toolkit"]["home"]
