@@ -12,41 +12,15 @@ Slow tier (HVC_SLOW=1): two rollouts of two fresh hosts, four Horovod compiles.
 """
 from __future__ import annotations
 
-import json
-import subprocess
-
 import pytest
 
 from horovod_cluster import Cluster
+from mpi_jobs import ENV, allreduce_sums, horovodrun_mpi, marker, on_host
 from own_sandbox import own_sandbox, slow_own_sandbox
 
-ENV = "/opt/horovod/venv"
 PREFIX = "/opt/horovod/openmpi"
-# One allreduce across every rank: each prints its rank, the world size and the sum of rank + 1.
-ALLREDUCE = ("import torch, horovod.torch as hvd; hvd.init(); "
-             "s = hvd.allreduce(torch.tensor([hvd.rank() + 1.0]), op=hvd.Sum); "
-             "print('SUM', hvd.rank(), hvd.size(), s.item(), flush=True)")
 
 pytestmark = slow_own_sandbox("a Debian 12 and a Debian 13 host rolled out twice, four Horovod compiles")
-
-
-def on_host(host: str, *argv: str, check: bool = True) -> subprocess.CompletedProcess:
-    return subprocess.run(["podman", "exec", host, *argv], check=check, capture_output=True, text=True,
-                          timeout=600)
-
-
-def mpi_job_across(hosts: list[str], mpi_prefix: str) -> subprocess.CompletedProcess:
-    """`horovodrun --mpi` from the first host, one rank per host (the interface named: no NIC discovery)."""
-    prefix = [f"--mpi-args=--prefix {mpi_prefix}"] if mpi_prefix else []
-    path = f"{mpi_prefix}/bin:/usr/local/bin:/usr/bin:/bin" if mpi_prefix else "/usr/local/bin:/usr/bin:/bin"
-    return on_host(hosts[0], "env", f"PATH={path}", "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
-                   f"{ENV}/bin/horovodrun", "--mpi", "-np", "2", "-H", ",".join(f"{h}:1" for h in hosts),
-                   "--network-interface", "eth0", "--start-timeout", "60", *prefix,
-                   f"{ENV}/bin/python", "-c", ALLREDUCE, check=False)
-
-
-def marker(host: str) -> dict:
-    return json.loads(on_host(host, "cat", f"{ENV}/.horovod-platform-key.json").stdout)
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +39,7 @@ def mixed(tmp_path_factory):
             cluster = Cluster(root / "inventory", artifacts_dir=root / f"runs-{rule}", extravars=extravars)
             plan = cluster.plan()
             rollout = cluster.rollout()
-            job = mpi_job_across(names, marker(names[0]).get("mpi_prefix", "")) if rollout.ok else None
+            job = horovodrun_mpi(names, marker(names[0]).get("mpi_prefix", "")) if rollout.ok else None
             found[rule] = (rollout, plan, job, cluster.check(smoke=True))
             print(f"\nrule {rule}: rollout {rollout.duration:.0f} s; MPI job across: rc"
                   f" {job.returncode if job else None}, {(job.stdout + job.stderr)[-600:] if job else ''}")
@@ -79,7 +53,7 @@ def test_without_the_rule_each_host_keeps_its_distros_open_mpi_and_no_mpi_job_sp
     assert {h: plan.hosts[h]["openmpi"]["method"] for h in (old, new)} == {old: "distro", new: "distro"}
     assert "Open MPI) 4.1" in on_host(old, "mpirun", "--version").stdout
     assert "Open MPI) 5.0.7" in on_host(new, "mpirun", "--version").stdout
-    assert job.returncode != 0 and "SUM" not in job.stdout, job.stdout + job.stderr
+    assert job.returncode != 0 and not allreduce_sums(job), job.stdout + job.stderr
     majors = [f for f in report.findings if f.key == "mpi_major"]
     assert [(f.values, f.only_for) for f in majors] == [({old: "4", new: "5"}, "mpi")], report.findings
 
@@ -101,9 +75,7 @@ def test_the_rule_gives_both_pypis_open_mpi_and_horovod_is_built_against_it(mixe
 
 def test_the_rule_lets_one_mpi_job_span_both_hosts(mixed):
     _, _, job, report = mixed["on"]
-    sums = sorted(line for line in job.stdout.splitlines() if "SUM" in line)
-    assert job.returncode == 0 and len(sums) == 2, job.stdout + job.stderr
-    assert all(line.split()[-2:] == ["2", "3.0"] for line in sums), sums
+    assert job.returncode == 0 and allreduce_sums(job) == [["0", "2", "3.0"], ["1", "2", "3.0"]], job.stdout + job.stderr
     # what still keeps them apart in one training job of the project's is their Python, no longer MPI
     assert not [f for f in report.findings if f.key == "mpi_major"], report.findings
     assert report.job_groups["reasons"]["mpi"].startswith("Python versions differ"), report.job_groups
