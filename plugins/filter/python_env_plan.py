@@ -23,6 +23,10 @@ Step 2: `python_env_plan(decided, inputs, seen)` -> step 1's result updated with
 
 `python_env_wheels(names, system, arch)` -> the wheel names that fit the host (sorted).
 
+`python_env_wheel_manifest(requirement, found)` -> a filled set's marker text (wheelhouse-fill.yml): the requirement,
+then `<sha256>  <wheel>` per wheel; `python_env_changed_wheels(marker_text, found, wheels)` -> the wheels whose sha256
+is no longer the recorded one (wheelhouse.yml refuses to ship them).
+
 `python_env_conda_dependencies(inputs)` -> the conda dependencies of environment.yml (decide-conda.yml), from
     {"variant", "cuda_version", "arch", "python_version", "packages", "nvcc_metapackages"};
   with commented=True each as {"spec", "comment"} (the comment line above it, or ""), which the template prints.
@@ -64,6 +68,25 @@ def _int(value, default: int = 0) -> int:
 def _machine(system: str, arch: str) -> str:
     """The host's platform.machine() (macOS says arm64), in wheel names and environment markers alike."""
     return "arm64" if system == "Darwin" and arch == "aarch64" else arch
+
+
+# A line of a filled set's marker after its requirement: sha256sum's format, `<sha256>  <wheel>`.
+_SUM_LINE = re.compile(r"^([0-9a-f]{64})  ([A-Za-z0-9._+!-]+\.whl)\Z")
+
+
+def python_env_wheel_manifest(requirement: str, found) -> str:
+    """A filled wheel set's marker: its requirement, then the sha256 of each wheel as pip downloaded it. `found`:
+    ansible.builtin.find's files of the set (path, checksum with checksum_algorithm sha256)."""
+    names = sorted((os.path.basename(f["path"]), f["checksum"]) for f in found or [])
+    return "\n".join([str(requirement)] + [f"{checksum}  {name}" for name, checksum in names]) + "\n"
+
+
+def python_env_changed_wheels(marker_text: str, found, wheels) -> list:
+    """The wheels (names) of `wheels` whose sha256 now (`found`, as above) is not the one the set's marker recorded:
+    truncated or replaced since the download. A marker written before sums were recorded holds none to compare."""
+    recorded = dict(reversed(m.groups()) for m in map(_SUM_LINE.match, str(marker_text or "").splitlines()[1:]) if m)
+    now = {os.path.basename(f["path"]): f.get("checksum") for f in found or []}
+    return sorted(name for name in wheels or [] if name in recorded and now.get(name) != recorded[name])
 
 
 def python_env_wheels(names, system: str, arch: str) -> list:
@@ -439,5 +462,6 @@ class FilterModule:
 
     def filters(self):
         return {"python_env_platform": python_env_platform, "python_env_plan": python_env_plan,
-                "python_env_wheels": python_env_wheels,
+                "python_env_wheels": python_env_wheels, "python_env_wheel_manifest": python_env_wheel_manifest,
+                "python_env_changed_wheels": python_env_changed_wheels,
                 "python_env_conda_dependencies": python_env_conda_dependencies}

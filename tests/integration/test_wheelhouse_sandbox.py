@@ -5,8 +5,10 @@ download (the controller's pip configuration) and python_env shipped that set to
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -56,3 +58,38 @@ def test_wheelhouse_command_shows_the_sets_and_downloads_nothing_more(tmp_path):
         assert not info["downloaded"] and int(info["wheels"]) >= 5
     assert all(h["changed"] == 0 for h in result["run"]["hosts"].values())
     assert sorted(p.name for p in WHEEL_SET.iterdir()) == before
+
+
+def _sha256(path: Path) -> str:
+    with path.open("rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def test_a_wheel_changed_after_its_set_was_downloaded_reaches_no_host(tmp_path):
+    """The fill records each wheel's sha256 in the set's marker; a wheel truncated on the controller since (a full
+    disk) is refused before anything is copied, naming it, and the host keeps its good copy."""
+    host = "hvc-node1"
+    wheelhouse = tmp_path / "wheelhouse"
+    own = wheelhouse / WHEEL_SET.name
+    own.mkdir(parents=True)
+    for wheel in WHEEL_SET.glob("*.whl"):  # the wheels without the marker: this rollout's fill finds them there
+        shutil.copy2(wheel, own)
+    cluster = Cluster(SANDBOX, artifacts_dir=tmp_path / "runs", extravars={"python_env_wheelhouse": str(wheelhouse)})
+    first = cluster.rollout(limit=host, tags="python_env")
+    assert first.ok, first.to_json()
+    marker = (own / "torch-2.13.0+cpu_numpy.complete").read_text().splitlines()
+    assert marker[0] == "torch==2.13.0+cpu"
+    assert dict(reversed(line.split("  ")) for line in marker[1:]) == {w.name: _sha256(w) for w in own.glob("*.whl")}
+
+    victim = next(own.glob("sympy-*.whl"))
+    good = _sha256(victim)
+    with victim.open("r+b") as f:
+        f.truncate(victim.stat().st_size // 2)
+    second = cluster.rollout(limit=host, tags="python_env")
+    assert not second.ok
+    failure = second.hosts[host].failure
+    assert failure.task == "Python env | Refuse wheels that changed since their set was downloaded", failure
+    assert victim.name in failure.message and "no longer has the sha256" in failure.message, failure
+    there = subprocess.run(["podman", "exec", host, "sha256sum", f"/opt/horovod/wheelhouse/{victim.name}"],
+                           capture_output=True, text=True, check=True).stdout.split()[0]
+    assert there == good

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from python_env_plan import python_env_conda_dependencies, python_env_plan, python_env_platform, python_env_wheels
+from python_env_plan import (python_env_changed_wheels, python_env_conda_dependencies, python_env_plan,
+                             python_env_platform, python_env_wheel_manifest, python_env_wheels)
 
 from conda_forge import conda_forge_errors  # tests/conda_forge.py: what conda-forge has (recorded)
 
@@ -401,3 +402,20 @@ def test_conda_commented_form_carries_the_same_specs_and_the_comment_lines(varia
     if cuda == "11.8":
         assert comments["cudnn"].startswith("CUDA <= 11 (Debian 12's 11.8)")
     assert len(comments) == (2 if variant == "cpu" else 3)
+
+
+def test_a_filled_sets_marker_records_each_wheels_sha256_and_a_changed_wheel_is_named():
+    torch, numpy = "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl", "numpy-2.2.6-cp311-cp311-linux_x86_64.whl"
+    found = [{"path": f"/wh/set/{numpy}", "checksum": "b" * 64}, {"path": f"/wh/set/{torch}", "checksum": "a" * 64}]
+    marker = python_env_wheel_manifest("torch==2.13.0+cpu numpy", found)
+    assert marker == f"torch==2.13.0+cpu numpy\n{'b' * 64}  {numpy}\n{'a' * 64}  {torch}\n"
+    assert python_env_changed_wheels(marker.rstrip(), found, [torch, numpy]) == []
+    truncated = [found[0], {"path": f"/wh/set/{torch}", "checksum": "c" * 64}]
+    assert python_env_changed_wheels(marker, truncated, [torch, numpy]) == [torch]
+    assert python_env_changed_wheels(marker, found[:1], [torch, numpy]) == [torch]  # gone since
+    # only this host's wheels count; a wheel the marker does not list (added by hand) and an old marker without
+    # sums have nothing to be held to
+    assert python_env_changed_wheels(marker, truncated, [numpy]) == []
+    assert python_env_changed_wheels("torch==2.13.0+cpu numpy\n", truncated, [torch]) == []
+    # a line of another form is no record (a name with a path, a short digest)
+    assert python_env_changed_wheels(f"r\n{'a' * 64}  ../{torch}\n{'a' * 63}  {torch}\n", truncated, [torch]) == []
