@@ -11,7 +11,7 @@ from ansible_run import BAD_INVENTORY, PLAN_INVENTORY, local_inventory, plan_pre
 RECORDED_CASES = [
     ("unsupported OS", BAD_INVENTORY, "bad-rocky9", {},
      ["host bad-rocky9", "OS 'rocky'", "preflight_supported_platforms",
-      "ubuntu 22.04, 24.04; debian 12, 13; raspios 12, 13; macos >= 13"]),
+      "ubuntu 22.04, 24.04, 26.04; debian 12, 13; raspios 12, 13; macos >= 13"]),
     ("unsupported Ubuntu version", BAD_INVENTORY, "bad-ubuntu2004", {},
      ["host bad-ubuntu2004", "ubuntu version '20.04'", "preflight_supported_platforms", "ubuntu 22.04, 24.04"]),
     # Debian 13 is supported (issue 46): refused here by a lab's own matrix that lists Debian 12 only
