@@ -19,6 +19,10 @@ platform (built by roles/horovod/tasks/decide.yml from facts):
   mpi_source    "pip" for PyPI's Open MPI, else "" (the distro's, Homebrew's, a source build)
   horovod       "0.28.1" or a git ref (what is built)
   gpu_operations  "NCCL" | "none" (decided; see horovod_build_env)
+  controllers   ["mpi", "gloo"] (what is built)
+  cpu_flags     the CPU's flags (Linux facts' `flags`) or None where unknown
+  source_path   the host folder built with horovod_source path, else ""
+  build_overrides  horovod_build_env_overrides (key only)
 
 options (role variables):
   frameworks    list of frameworks to build (pytorch, tensorflow, mxnet)
@@ -32,11 +36,18 @@ options (role variables):
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 
 FRAMEWORKS = ("pytorch", "tensorflow", "mxnet")
 CONTROLLERS = ("mpi", "gloo")
 GPU_OPERATIONS = ("auto", "NCCL", "MPI", "none")
+# Horovod's CMake compiles in those of -mf16c -mavx -mfma that the builder's CPU has (`gcc -march=native`): a
+# wheel built with them stops with an illegal instruction on a CPU without them (an Atom, an old Celeron).
+ARCH_FLAGS = ("f16c", "avx", "fma")
+# Overrides that steer the build without changing the wheel.
+STEERING_OVERRIDES = ("MAKEFLAGS", "HOROVOD_CMAKE")
 
 
 class HorovodFilterError(ValueError):
@@ -135,6 +146,10 @@ def horovod_build_env(platform: dict, options: dict | None = None) -> dict:
     if options.get("cmake_policy_version_minimum"):
         env["CMAKE_POLICY_VERSION_MINIMUM"] = str(options["cmake_policy_version_minimum"])
 
+    present = _arch_flags(platform)
+    if present:  # the key's flags, not whatever the builder's compiler finds (an empty value would mean that)
+        env["HOROVOD_BUILD_ARCH_FLAGS"] = " ".join(f"-m{flag}" for flag in present)
+
     jobs = int(options.get("make_jobs") or 0) or int(platform.get("cores") or 1)
     env["MAKEFLAGS"] = f"-j{max(jobs, 1)}"
 
@@ -147,6 +162,18 @@ def horovod_build_env(platform: dict, options: dict | None = None) -> dict:
         else:
             env[str(key)] = str(value)
     return dict(sorted(env.items()))
+
+
+def _arch_flags(platform: dict) -> list | None:
+    """Those of ARCH_FLAGS the x86_64 host has; None elsewhere or where its flags are unknown."""
+    flags = platform.get("cpu_flags")
+    if str(platform.get("arch") or "").lower() not in ("x86_64", "amd64") or not isinstance(flags, list):
+        return None
+    return [flag for flag in ARCH_FLAGS if flag in flags]
+
+
+def _digest(value) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:10]
 
 
 def _clean(text) -> str:
@@ -163,7 +190,9 @@ def horovod_platform_key(platform: dict) -> str:
 
     Covers horovod version/ref, OS, arch, Python major.minor, each framework version (full,
     since horovod/metadata.json records it), CUDA major.minor and the compute capabilities built
-    (HOROVOD_BUILD_CUDA_CC_LIST), GPU operations, MPI major (and `pip` for PyPI's Open MPI), and the run-time patches applied (`patches`).
+    (HOROVOD_BUILD_CUDA_CC_LIST), GPU operations, MPI major (and `pip` for PyPI's Open MPI), the run-time
+    patches applied (`patches`), a build without Gloo, the x86 flags the CPU lacks, a source folder and the
+    build overrides.
     """
     platform = dict(platform or {})
     for required in ("os", "arch", "python"):
@@ -193,6 +222,20 @@ def horovod_platform_key(platform: dict) -> str:
     parts.append(f"mpi{mpi}{source}" if mpi else "nompi")
     # The compatibility matrix's fixes that change the wheel's behaviour (not just whether it compiles).
     parts.extend(_clean(tag).lower() for tag in sorted(platform.get("patches") or []))
+    # Parts that default builds (both controllers, a CPU with every flag, the released source, no overrides)
+    # leave out, so that their keys, and the wheels cached under them, stay as they were.
+    controllers = [c.lower() for c in _as_list(platform.get("controllers", CONTROLLERS))]
+    if "gloo" not in controllers:  # (mpi is the mpi part above)
+        parts.append("nogloo")
+    present = _arch_flags(platform)
+    if present is not None and len(present) < len(ARCH_FLAGS):
+        parts.append("no" + "_".join(flag for flag in ARCH_FLAGS if flag not in present))
+    if platform.get("source_path"):  # a folder of the host's: its own code, not the release
+        parts.append("path" + _digest(str(platform["source_path"])))
+    overrides = {str(k): v for k, v in (platform.get("build_overrides") or {}).items()
+                 if str(k) not in STEERING_OVERRIDES}
+    if overrides:
+        parts.append("env" + _digest({k: None if v is None else str(v) for k, v in overrides.items()}))
     return "-".join(parts)
 
 

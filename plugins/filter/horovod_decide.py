@@ -113,7 +113,7 @@ def _build(inputs: dict, decided: dict, compat: dict) -> dict:
         "env": v["horovod_build_env_overrides"]})
     key = horovod_build.horovod_platform_key({
         **decided["platform"], "gpu_operations": build_env.get("HOROVOD_GPU_OPERATIONS", "none"),
-        "cuda_cc_list": build_env.get("HOROVOD_BUILD_CUDA_CC_LIST", ""),
+        "cuda_cc_list": build_env.get("HOROVOD_BUILD_CUDA_CC_LIST", ""), "build_overrides": v["horovod_build_env_overrides"],
         "patches": [f["wheel_key"] for f in compat["fixes"] if f.get("wheel_key")]})
     wheel_dir = "%s/%s" % (v["horovod_artifacts_dir"], key)
     cache = _cached_wheels(wheel_dir)

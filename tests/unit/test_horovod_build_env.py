@@ -101,8 +101,43 @@ def test_platform_key_changes(change):
     assert horovod_platform_key(dict(CPU, **change)) != horovod_platform_key(CPU)
 
 
+@pytest.mark.parametrize("change", [
+    {"controllers": ["mpi"]},                        # no Gloo in the wheel
+    {"cpu_flags": ["fpu", "sse2", "avx", "f16c"]},   # a CPU without FMA (Sandy Bridge)
+    {"cpu_flags": ["fpu", "sse2"]},                  # nor AVX
+    {"source_path": "/home/lab/horovod"},            # a folder's own code
+    {"build_overrides": {"HOROVOD_WITHOUT_GLOO": "1"}},
+    {"build_overrides": {"HOROVOD_BUILD_ARCH_FLAGS": "-mavx"}},
+])
+def test_platform_key_names_what_a_default_build_leaves_out(change):
+    """Issue 45 item 5: each of these builds a different wheel, which the key of a default build must not name."""
+    assert horovod_platform_key(dict(CPU, **change)) != horovod_platform_key(CPU)
+
+
+def test_the_key_names_the_x86_flags_the_cpu_lacks():
+    atom = horovod_platform_key(dict(CPU, cpu_flags=["fpu", "sse2", "sse4_2"]))
+    assert atom.endswith("-mpi4-nof16c_avx_fma"), atom
+    assert horovod_platform_key(dict(CPU, cpu_flags=["sse2", "avx", "fma"])).endswith("-nof16c")
+    # aarch64 has none of them and builds none of them in: nothing to name
+    assert horovod_platform_key(dict(CPU, arch="aarch64", cpu_flags=["fp", "asimd"])).endswith("-mpi4")
+
+
+def test_the_build_compiles_in_the_flags_the_key_names():
+    """Not what the builder's compiler finds (Horovod's CMake asks `gcc -march=native` unless
+    HOROVOD_BUILD_ARCH_FLAGS is set): the flags of the key's CPUs."""
+    full = horovod_build_env(dict(CPU, cpu_flags=["sse2", "fma", "f16c", "avx", "avx2"]))
+    assert full["HOROVOD_BUILD_ARCH_FLAGS"] == "-mf16c -mavx -mfma"
+    assert horovod_build_env(dict(CPU, cpu_flags=["sse2", "avx"]))["HOROVOD_BUILD_ARCH_FLAGS"] == "-mavx"
+    for unknown in (dict(CPU), dict(CPU, arch="aarch64", cpu_flags=["fp", "asimd"])):
+        assert "HOROVOD_BUILD_ARCH_FLAGS" not in horovod_build_env(unknown)
+    override = horovod_build_env(dict(CPU, cpu_flags=["avx"]), {"env": {"HOROVOD_BUILD_ARCH_FLAGS": "-mavx2"}})
+    assert override["HOROVOD_BUILD_ARCH_FLAGS"] == "-mavx2"
+
+
 @pytest.mark.parametrize("same", [{"cores": 64}, {"python": "3.11.9"}, {"mpi_version": "4.1.6"},
-                                  {"frameworks": {"pytorch": "2.13.0+cpu", "tensorflow": None}}])
+                                  {"frameworks": {"pytorch": "2.13.0+cpu", "tensorflow": None}},
+                                  {"controllers": ["gloo", "mpi"]}, {"cpu_flags": ["sse2", "avx", "fma", "f16c"]},
+                                  {"build_overrides": {"MAKEFLAGS": "-j1"}}, {"source_path": ""}])
 def test_platform_key_unchanged(same):
     assert horovod_platform_key(dict(CPU, **same)) == horovod_platform_key(CPU)
 

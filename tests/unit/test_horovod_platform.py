@@ -23,7 +23,8 @@ def test_facts_alone_give_the_platform():
     decided = decide()
     assert decided["platform"] == {"os": "debian12", "arch": "x86_64", "python": "3.11.2", "cores": 4,
                                    "frameworks": {"pytorch": None}, "cuda": {}, "nccl": {}, "gpu_compute_caps": [],
-                                   "mpi_version": "", "mpi_source": "", "horovod": "0.28.1"}
+                                   "mpi_version": "", "mpi_source": "", "horovod": "0.28.1",
+                                   "source_path": "", "controllers": ["mpi", "gloo"], "cpu_flags": None}
     assert decided["combo"]["os"] == "debian12" and decided["combo"]["pytorch"] is None
 
 
