@@ -19,8 +19,16 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import sys
 
 import yaml
+
+try:  # under Ansible: the collection's own filter modules
+    from ansible_collections.hvc.horovod_cluster.plugins.filter.hvc_redact_url import redact_url
+except ImportError:  # plain Python (unit tests): the file beside this one
+    if os.path.dirname(os.path.abspath(__file__)) not in sys.path:
+        sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+    from hvc_redact_url import redact_url
 
 UNDEFINED = "__hvc_undefined__"
 # What ansible.module_utils.parsing.convert_bool accepts, as written in an inventory.
@@ -213,17 +221,22 @@ def type_error(value, spec):
     return None
 
 
+def _shown(value) -> str:
+    """A refused value as the message repeats it: an URL's credentials masked (they must not reach the output)."""
+    return repr(redact_url(value)) if isinstance(value, str) else repr(value)
+
+
 def _pattern_errors(host, name, value, pattern, form):
     if isinstance(value, dict):  # a mapping's keys: environment variable names reach a shell unquoted
         bad = [key for key in value if re.match(pattern, str(key)) is None]
-        return ["host %s: %s has the key %r; allowed: %s" % (host, name, bad[0], form)] if bad else []
+        return ["host %s: %s has the key %s; allowed: %s" % (host, name, _shown(bad[0]), form)] if bad else []
     items = value if isinstance(value, (list, tuple)) else [value]
     bad = [item for item in items if not isinstance(item, (dict, list)) and re.match(pattern, str(item)) is None]
     if not bad:
         return []
     if isinstance(value, (list, tuple)):
-        return ["host %s: %s has the item %r; allowed: %s" % (host, name, bad[0], form)]
-    return ["host %s: %s is %r; allowed: %s" % (host, name, value, form)]
+        return ["host %s: %s has the item %s; allowed: %s" % (host, name, _shown(bad[0]), form)]
+    return ["host %s: %s is %s; allowed: %s" % (host, name, _shown(value), form)]
 
 
 SERIAL_FORM = "a positive number of hosts per batch, a percentage 1%-100%, or a list of them"

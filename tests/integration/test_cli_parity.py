@@ -78,13 +78,55 @@ def test_each_flag_reaches_the_play(cli, tmp_path):
                                "private_key_file": str((tmp_path / "id_test").resolve())}
     assert (host["check_mode"], host["diff_mode"], host["forks"], host["verbosity"]) == (True, True, 3, 2)
     assert (host["run_tags"], host["ran"], host["limit"]) == (["first"], ["first"], "cpu_nodes[0]")
-    # -e goes to ansible-playbook as given (ansible-runner's command line), not re-parsed
+    # each -e reaches ansible-playbook as a file, in the order given: the text ones as files of the run's folder
+    # (gone after the run), the @file ones as they are; the values above show ansible read them as its own -e
     command = json.loads(Path(result["artifacts"], "command").read_text())["command"]
-    assert ["-e", "a=1 b=2"] == command[command.index("a=1 b=2") - 1:command.index("a=1 b=2") + 1]
+    given = [command[i + 1] for i, arg in enumerate(command) if arg == "-e"]
+    assert [Path(each).name for each in given] == ["extra-vars-0.json", "extra-vars-1.json", "extra-vars-2.json",
+                                                   "vars.yml", "secret.yml"], command
+    assert all(each.startswith("@") and not Path(each[1:]).name.startswith("extra-vars") or
+               not Path(each[1:]).exists() for each in given)
+    assert "a=1 b=2" not in json.dumps(command) and "json_list" not in json.dumps(command)
     assert "--ask-become-pass" in command and "--ask-vault-pass" in command
     assert "become-pw" not in json.dumps(command) and "vault-pw" not in json.dumps(command)
     # the answers stay in memory: ansible-runner writes no env/passwords (only the fixture echoes become_pass)
     assert not [p for p in (tmp_path / "runs").rglob("*") if p.is_file() and b"vault-pw" in p.read_bytes()]
+
+
+def test_extra_vars_are_in_no_command_line_and_no_artifact(tmp_path):
+    """Issue 45 item 7: `-e` values (an index URL with its token, a password) on ansible-playbook's command line are
+    read by every user of the controller in `ps`, and kept in artifacts/<id>/command. They go as files of the run's
+    folder, 0600, removed when the run ends; the play still gets them."""
+    gate = tmp_path / "gate"
+    run = _cli_process(tmp_path, "rollout", "-i", INVENTORY, "-l", "hvc-node1", "-e", f"echo_wait_for={gate}",
+                       "-e", "version=tok-5ecret-kv", "-e", '{"secret": "json-5ecret"}', "--json", "-")
+    try:
+        deadline = time.monotonic() + 120
+        while not _playbooks_naming(f"{tmp_path / 'runs'}/"):
+            assert run.poll() is None and time.monotonic() < deadline, run.communicate()
+            time.sleep(0.2)
+        seen = [p.parent.name for p in Path("/proc").glob("[0-9]*/cmdline")
+                if b"5ecret" in _read(p) and b"pytest" not in _read(p)]
+        assert not seen, f"processes with the values on their command line: {seen}"
+        files = list((tmp_path / "runs").rglob("extra-vars-*.json"))
+        assert len(files) == 3 and {oct(f.stat().st_mode & 0o777) for f in files} == {"0o600"}, files
+    finally:
+        gate.touch()
+        out, log = run.communicate(timeout=300)
+    assert run.returncode == 0, log
+    result = json.loads(out)
+    assert published(result["artifacts"])["echo"]["hvc-node1"]["vars"]["version"] == "tok-5ecret-kv"
+    assert not list((tmp_path / "runs").rglob("extra-vars-*.json")), "the files outlive the run"
+    # the echo play publishes the values it got (job events): every other file of the run is clean
+    leaks = [str(p) for p in (tmp_path / "runs").rglob("*") if p.is_file() and "job_events" not in p.parts
+             and b"5ecret" in p.read_bytes()]
+    assert not leaks, leaks
+
+
+def _read(cmdline: Path) -> bytes:
+    with contextlib.suppress(OSError):
+        return cmdline.read_bytes()
+    return b""
 
 
 def test_vault_file_skip_tags_and_patterns_from_the_api(tmp_path):
@@ -144,7 +186,8 @@ def _cli_process(tmp_path: Path, *args: str, **env: str) -> subprocess.Popen:
 
 
 def _playbooks_naming(text: str) -> list[int]:
-    """The processes of this machine whose command line names `text` (ansible-playbook gets -e on its own)."""
+    """The ansible-playbook processes of this machine whose command line names `text` (a run's extra vars are
+    files of its folder: `tmp_path / "runs"` names the runs of one test)."""
     found = []
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         with contextlib.suppress(OSError):
@@ -159,7 +202,7 @@ def test_sigterm_stops_the_play_too(tmp_path):
     gate = tmp_path / "never-opened"
     run = _cli_process(tmp_path, "rollout", "-i", INVENTORY, "-l", "hvc-node1", "-e", f"echo_wait_for={gate}")
     deadline = time.monotonic() + 60
-    while not _playbooks_naming(str(gate)):
+    while not _playbooks_naming(f"{tmp_path / 'runs'}/"):
         assert run.poll() is None and time.monotonic() < deadline, run.communicate()
         time.sleep(0.2)
     time.sleep(1)  # into the waiting task
@@ -167,9 +210,9 @@ def test_sigterm_stops_the_play_too(tmp_path):
     run.communicate(timeout=60)
     assert run.returncode != 0
     deadline = time.monotonic() + 10
-    while _playbooks_naming(str(gate)) and time.monotonic() < deadline:
+    while _playbooks_naming(f"{tmp_path / 'runs'}/") and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not _playbooks_naming(str(gate)), "ansible-playbook still runs after the rollout was stopped"
+    assert not _playbooks_naming(f"{tmp_path / 'runs'}/"), "ansible-playbook still runs after the rollout was stopped"
 
 
 def test_a_second_rollout_on_one_inventory_is_refused_while_the_first_runs(tmp_path):
@@ -180,7 +223,7 @@ def test_a_second_rollout_on_one_inventory_is_refused_while_the_first_runs(tmp_p
     first = _cli_process(tmp_path, "rollout", "-i", INVENTORY, "-l", "hvc-node1", "-e", f"echo_wait_for={gate}")
     try:
         deadline = time.monotonic() + 120
-        while not _playbooks_naming(str(gate)):
+        while not _playbooks_naming(f"{tmp_path / 'runs'}/"):
             assert first.poll() is None and time.monotonic() < deadline, first.communicate()
             time.sleep(0.2)
         elsewhere = tmp_path / "elsewhere"

@@ -90,6 +90,15 @@ def test_an_index_url_that_adds_pip_options_is_refused_naming_the_variable(name,
     assert "allowed: an http(s) URL without spaces or newlines, or empty" in errors[0]
 
 
+@pytest.mark.parametrize("value", [SECRET_URL + "\n--trusted-host evil.example", SECRET_URL + " --no-deps",
+                                   "ftp://alice:s3cr3t@pypi.example/simple"])
+def test_the_refusal_of_an_index_url_with_credentials_does_not_repeat_them(value):
+    """The message names the variable and shows the URL, its password masked: it reaches the play's output."""
+    errors = hvc_rule_errors({"python_env_torch_cpu_index_url": value}, str(REPO / "roles"), "h")
+    assert len(errors) == 1 and "s3cr3t" not in errors[0], errors
+    assert "python_env_torch_cpu_index_url is '" in errors[0] and "alice:****@pypi.example/simple" in errors[0]
+
+
 def test_good_index_urls_pass_and_the_role_checks_them_alone():
     assert hvc_rule_errors({"python_env_torch_cpu_index_url": SECRET_URL,
                             "python_env_torch_cuda_index_url": ""}, str(REPO / "roles"), "h") == []

@@ -66,11 +66,12 @@ class AnsibleOptions:
             values[option.name] = value
         return cls(**values)
 
-    def _args(self, inventory_only: bool = False) -> list[str]:
+    def _args(self, inventory_only: bool = False, extra_vars: bool = True) -> list[str]:
         args: list[str] = []
         for option in fields(self):
             flag, value = option.metadata["argv"], getattr(self, option.name)
-            if not flag or (inventory_only and not option.metadata["inventory"]):
+            if not flag or (inventory_only and not option.metadata["inventory"]) or (
+                    option.name == "extra_vars" and not extra_vars):
                 continue
             if option.metadata["answers"] or isinstance(value, bool):  # a flag: asks for a password, or switches on
                 args += [flag] if (value is not None if option.metadata["answers"] else value) else []
@@ -84,9 +85,10 @@ class AnsibleOptions:
         """The vault options (ansible-inventory takes them too)."""
         return self._args(inventory_only=True)
 
-    def cmdline(self) -> list[str]:
-        """ansible-playbook arguments (forks and verbosity go through ansible-runner's own kwargs)."""
-        return self._args()
+    def cmdline(self, extra_vars: bool = True) -> list[str]:
+        """ansible-playbook arguments (forks and verbosity go through ansible-runner's own kwargs); the runner
+        leaves out the extra vars (`extra_vars=False`) and gives them as files."""
+        return self._args(extra_vars=extra_vars)
 
     def passwords(self) -> dict[str, str]:
         """ansible-runner's `passwords`: the answer to each prompt the options above make ansible ask."""

@@ -9,7 +9,8 @@ progress (it holds a lock on its folder's RUN_LOCK file while ansible runs, in a
 
 ansible-playbook's own options (`AnsibleOptions`) reach it as its command line (ansible-runner's
 `cmdline`) with their ansible meaning; become and vault passwords answer its prompts through
-ansible-runner's `passwords` (prompt regex -> answer).
+ansible-runner's `passwords` (prompt regex -> answer). Extra vars go as files (`-e @file`, 0600, removed
+after the run), never as text on the command line, where `ps` and artifacts/<id>/command would show them.
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import ansible_runner
+from ansible.parsing.splitter import parse_kv
 
 from ..content import cache_dir
 from ..outcome import RunOutcome
@@ -181,7 +183,7 @@ class Runner:
         ident = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}-{time.monotonic_ns() % 10**6:06d}"
         folder = self.artifacts_dir / ident
         run_env = {**ansible_env(self.content), **(envvars or {})}
-        with _in_progress(folder), stop.handling():
+        with _in_progress(folder), stop.handling(), _vars_files(folder, options.extra_vars, extravars) as vars_args:
             self.rotate(keep=self.keep)  # this run's folder counts, and is not removed
             started = time.time()
             result = ansible_runner.run(
@@ -193,11 +195,10 @@ class Runner:
                 limit=absolute_at(limit) if limit else None,
                 tags=tags,
                 skip_tags=skip_tags,
-                extravars=extravars or {},
                 envvars=run_env,
-                cmdline=shlex.join([*options.cmdline(), *flags, *listing]) or None,
+                cmdline=shlex.join([*options.cmdline(extra_vars=False), *vars_args, *flags, *listing]) or None,
                 passwords=options.passwords(),
-                suppress_env_files=True,  # no env/ files: passwords stay in memory, extra vars go on the command line
+                suppress_env_files=True,  # no env/ files: passwords stay in memory
                 # ansible-runner's default ("jsonfile", under the run's artifacts) writes a host's whole facts to
                 # a file on every set_fact, on the controller's busy main thread; the facts are read nowhere after
                 # the run. Any other value leaves ansible.cfg's fact_caching (memory), as with ansible-playbook.
@@ -275,6 +276,29 @@ class _Stop:
         finally:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
+
+
+@contextlib.contextmanager
+def _vars_files(folder: Path, given: Sequence[str], extravars: dict[str, Any] | None) -> Iterator[list[str]]:
+    """ansible-playbook's `-e` arguments, each text one a file of `folder/vars` (0600) for the run's length: the
+    given ones in their order, then the package's own (last, so they win, as ansible-runner put them). A text is
+    what ansible reads it as: YAML or JSON as it is, key=value pairs by ansible's own parse_kv."""
+    args: list[str] = []
+    made = folder / "vars"
+    try:
+        for number, text in enumerate([*given, *([json.dumps(extravars)] if extravars else [])]):
+            if text.startswith("@"):  # a file already: its path is no secret
+                args += ["-e", text]
+                continue
+            if not made.exists():
+                made.mkdir(mode=0o700, parents=True)
+            path = made / f"extra-vars-{number}.json"
+            with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as out:
+                out.write(text if text[:1] in ("[", "{") else json.dumps(parse_kv(text)))
+            args += ["-e", f"@{path}"]
+        yield args
+    finally:
+        shutil.rmtree(made, ignore_errors=True)
 
 
 def _keep_own_env_only(command: Path, own: dict[str, str]) -> None:
