@@ -81,12 +81,30 @@ def python_env_wheel_manifest(requirement: str, found) -> str:
     return "\n".join([str(requirement)] + [f"{checksum}  {name}" for name, checksum in names]) + "\n"
 
 
+def _recorded_sums(marker_text: str) -> dict:
+    """{wheel: sha256} of a set's marker (none in a marker written before sums were recorded)."""
+    return dict(reversed(m.groups()) for m in map(_SUM_LINE.match, str(marker_text or "").splitlines()[1:]) if m)
+
+
 def python_env_changed_wheels(marker_text: str, found, wheels) -> list:
     """The wheels (names) of `wheels` whose sha256 now (`found`, as above) is not the one the set's marker recorded:
     truncated or replaced since the download. A marker written before sums were recorded holds none to compare."""
-    recorded = dict(reversed(m.groups()) for m in map(_SUM_LINE.match, str(marker_text or "").splitlines()[1:]) if m)
+    recorded = _recorded_sums(marker_text)
     now = {os.path.basename(f["path"]): f.get("checksum") for f in found or []}
     return sorted(name for name in wheels or [] if name in recorded and now.get(name) != recorded[name])
+
+
+def python_env_hashed_wheels(marker_text: str, wheels, dest: str) -> str:
+    """pip's requirements for the wheels of its set a host got: each wheel of `wheels` the set's marker lists, by its
+    path on the host (`dest`) and the sha256 the marker recorded, for pip's hash-checking mode ("" for a marker
+    without sums). By path, not by name: no index or other file offering the same release (a wheel of a tag pip
+    prefers, added to a PyPI release) takes its place. Only the marker's wheels: the set's folder may also hold the
+    wheels of another torch release's set."""
+    if re.search(r"\s", str(dest)):
+        raise ValueError(f"python_env_wheelhouse_dest: {dest!r} holds whitespace, which a requirements file splits")
+    recorded = _recorded_sums(marker_text)
+    return "".join(f"{dest}/{name} --hash=sha256:{recorded[name]}\n" for name in sorted(wheels or [])
+                   if name in recorded)
 
 
 def python_env_wheels(names, system: str, arch: str) -> list:
@@ -368,6 +386,9 @@ def python_env_plan(decided: dict, inputs: dict, seen: dict | None = None) -> di
     else:
         names = seen.get("wheelhouse_wheels") or []
     wheels = python_env_wheels([str(n) for n in names], system, arch)
+    # the host's wheels are a set this role downloads now or did download (its marker lists them, with their sums)
+    wheel_set = (len(wheels) > 0 and len(requirement) > 0 and not wheelhouse_files and (bool(fill) or complete)
+                 and wheel_dir == set_dir and wheel_dir != wheelhouse)
 
     # pip sources, written as option lines at the top of the requirements file (pip honours them there).
     torch_in_wheelhouse = bool(fill) or any(
@@ -410,6 +431,8 @@ def python_env_plan(decided: dict, inputs: dict, seen: dict | None = None) -> di
         "torch_requirement": requirement, "torch_version": d.get("torch_version", ""),
         # the OS's torch packages (python_env_torch_source distro), installed with apt before the venv
         "distro_packages": d.get("distro_packages") or [], "wheels": wheels, "wheel_dir": wheel_dir,
+        # a set the controller downloaded (one resolution): the host installs it first, each wheel by its sha256
+        "hashed": wheel_set,
         # What the controller downloads into its wheelhouse first ({} = nothing: present or not wanted).
         "fill": fill, "pip_options": shown_options, "requirements": requirements,
         "installer": {},
@@ -458,10 +481,12 @@ def python_env_conda_dependencies(inputs: dict, commented: bool = False) -> list
 
 
 class FilterModule:
-    """python_env_platform, python_env_plan, python_env_wheels, python_env_conda_dependencies."""
+    """python_env_platform, python_env_plan, python_env_wheels, python_env_wheel_manifest, python_env_changed_wheels,
+    python_env_hashed_wheels, python_env_conda_dependencies."""
 
     def filters(self):
         return {"python_env_platform": python_env_platform, "python_env_plan": python_env_plan,
                 "python_env_wheels": python_env_wheels, "python_env_wheel_manifest": python_env_wheel_manifest,
                 "python_env_changed_wheels": python_env_changed_wheels,
+                "python_env_hashed_wheels": python_env_hashed_wheels,
                 "python_env_conda_dependencies": python_env_conda_dependencies}

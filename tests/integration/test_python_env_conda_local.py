@@ -33,17 +33,22 @@ mkdir -p "$prefix/bin"
 cat > "$prefix/bin/conda" <<'CONDA'
 #!/bin/bash
 set -eu
-[ "$1 $2 $3" = "env create --prefix" ] || exit 2
-mkdir -p "$4/bin"
-ln -sf "PYTHON" "$4/bin/python"
-echo "$@" >> "$(dirname "$0")/../create.log"
+[ "$1 $3" = "env --prefix" ] || exit 2
+# a spec that names hvc-unreachable fails as conda does when a download fails: before the environment changes
+grep -q hvc-unreachable "$6" "${6%-environment.yml}-requirements.txt" && { echo "CondaHTTPError: HTTP 000 CONNECTION FAILED" >&2; exit 1; }
+case $2 in
+  create) mkdir -p "$4/bin" "$4/conda-meta"; ln -sf "PYTHON" "$4/bin/python";;
+  update) [ -d "$4/conda-meta" ] && [ "$7" = --prune ] || exit 2;;
+  *) exit 2;;
+esac
+echo "$@" >> "$(dirname "$0")/../$2.log"
 CONDA
 sed -i "s|PYTHON|PYTHON_PATH|" "$prefix/bin/conda"
 chmod +x "$prefix/bin/conda"
 """
 
 
-def run_role(tmp_path: Path, sha256: str) -> tuple[int, dict]:
+def run_role(tmp_path: Path, sha256: str, pip_packages=("six==1.16.0",)) -> tuple[int, dict]:
     artifacts = tmp_path / "artifacts"
     artifacts.mkdir(exist_ok=True)
     installer = artifacts / "Miniforge3-Linux-x86_64.sh"
@@ -54,7 +59,7 @@ def run_role(tmp_path: Path, sha256: str) -> tuple[int, dict]:
         "python_env_artifacts_dir": str(artifacts),
         "python_env_conda_prefix": str(tmp_path / "conda"),
         "python_env_conda_sha256": {"Linux-x86_64": sha256},
-        "python_env_pip_packages": ["six==1.16.0"],
+        "python_env_pip_packages": list(pip_packages),
         "python_env_torch_version": "",  # no torch (the role's default pins 2.13.0)
     }
     (tmp_path / "vars.json").write_text(json.dumps(variables), encoding="utf-8")
@@ -105,3 +110,22 @@ def test_verified_installer_creates_env_once(tmp_path):
     assert code == 0
     assert report["stats"]["localhost"]["changed"] == 0
     assert len((prefix / "create.log").read_text().splitlines()) == 1  # not re-created
+
+
+def test_a_changed_spec_updates_the_environment_in_place_and_a_failed_update_leaves_it(tmp_path):
+    """Issue 45 item 13: a changed spec removed the environment before creating the new one, so a network failure
+    left no environment. conda updates it in place (`env update --prune`: it solves and downloads first); when that
+    fails the environment is still there, with its old spec marker, and the next run tries again."""
+    assert run_role(tmp_path, fake_sha(tmp_path))[0] == 0
+    prefix = tmp_path / "conda"
+    env_path = prefix / "envs" / "horovod"
+    first = (env_path / ".hvc-spec-sha256").read_text()
+    code, report = run_role(tmp_path, fake_sha(tmp_path), ["six==1.17.0"])
+    assert code == 0, failure_messages(report)
+    assert [line.split()[:2] for line in (prefix / "update.log").read_text().splitlines()] == [["env", "update"]]
+    assert len((prefix / "create.log").read_text().splitlines()) == 1
+    second = (env_path / ".hvc-spec-sha256").read_text()
+    assert second != first and (env_path / "bin" / "python").exists()
+    code, report = run_role(tmp_path, fake_sha(tmp_path), ["six==1.17.0", "hvc-unreachable==1.0"])
+    assert code != 0 and "CONNECTION FAILED" in json.dumps(report)
+    assert (env_path / "bin" / "python").exists() and (env_path / ".hvc-spec-sha256").read_text() == second

@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,37 @@ def test_a_wheel_changed_after_its_set_was_downloaded_reaches_no_host(tmp_path):
     there = subprocess.run(["podman", "exec", host, "sha256sum", f"/opt/horovod/wheelhouse/{victim.name}"],
                            capture_output=True, text=True, check=True).stdout.split()[0]
     assert there == good
+
+
+def test_the_set_goes_in_by_its_hashes_and_no_other_file_of_a_release_takes_its_place(tmp_path):
+    """Issue 45 item 9: the hosts' pip install took torch's dependencies by name, from the host's wheelhouse copy and
+    the index, and so the file pip prefers: a wheel of a more specific tag added to a release (on PyPI anyone with the
+    project's upload rights can add one to an existing release) wins over the set's. Here such a file lies beside the
+    set's copy of mpmath; the set is installed by path and sha256 (`hvc-wheels.txt`, hash-checking mode) and the
+    other file is not taken."""
+    host = "hvc-node1"
+    real = next(WHEEL_SET.glob("mpmath-*-py3-none-any.whl"))
+    version = real.name.split("-")[1]
+    other = tmp_path / f"mpmath-{version}-cp311-cp311-manylinux_2_17_x86_64.whl"  # a tag pip prefers on this host
+    shutil.copy(real, other)
+    with zipfile.ZipFile(other, "a") as wheel:
+        wheel.writestr("mpmath/hvc_planted.py", "PLANTED = True\n")
+    site = "/opt/horovod/venv/lib/python3.11/site-packages"
+    cluster = Cluster(SANDBOX, artifacts_dir=tmp_path / "runs")
+    first = cluster.rollout(limit=host, tags="python_env")
+    assert first.ok, first.to_json()
+    hashed = subprocess.run(["podman", "exec", host, "cat", "/opt/horovod/venv/hvc-wheels.txt"],
+                            capture_output=True, text=True, check=True).stdout
+    assert f"/opt/horovod/wheelhouse/{real.name} --hash=sha256:{_sha256(real)}" in hashed.splitlines()
+    subprocess.run(["podman", "cp", str(other), f"{host}:/opt/horovod/wheelhouse/{other.name}"], check=True)
+    try:
+        subprocess.run(["podman", "exec", host, "/opt/horovod/venv/bin/pip", "uninstall", "-y", "-q", "mpmath"],
+                       check=True)
+        again = cluster.rollout(limit=host, tags="python_env")
+        assert again.ok, again.to_json()
+        planted = subprocess.run(["podman", "exec", host, "test", "-e", f"{site}/mpmath/hvc_planted.py"])
+        assert planted.returncode != 0, "the other file of the release was installed"
+        subprocess.run(["podman", "exec", host, "/opt/horovod/venv/bin/python", "-c", "import mpmath, torch"],
+                       check=True)
+    finally:
+        subprocess.run(["podman", "exec", host, "rm", "-f", f"/opt/horovod/wheelhouse/{other.name}"], check=True)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from python_env_plan import (python_env_changed_wheels, python_env_conda_dependencies, python_env_plan,
-                             python_env_platform, python_env_wheel_manifest, python_env_wheels)
+from python_env_plan import (python_env_changed_wheels, python_env_conda_dependencies, python_env_hashed_wheels,
+                             python_env_plan, python_env_platform, python_env_wheel_manifest, python_env_wheels)
 
 from conda_forge import conda_forge_errors  # tests/conda_forge.py: what conda-forge has (recorded)
 
@@ -201,6 +201,41 @@ def test_a_complete_set_is_not_downloaded_again():
     assert d["fill"] == {} and d["wheels"] == [wheel] and d["wheel_dir"] == f"{WH}/linux-x86_64-cp311-cpu"
     # torch is in the wheelhouse: no index
     assert d["pip_options"] == ["--find-links /opt/horovod/wheelhouse"]
+    assert d["plan"]["hashed"] is True  # the set goes in first, by its hashes
+
+
+def test_only_a_filled_set_is_installed_by_its_hashes():
+    """A set is one resolution of pip download's; a flat wheelhouse of one's own may hold two releases of a package,
+    and python_env_wheelhouse_files are the user's choice: those go by name as before."""
+    flat, _ = decide(DEBIAN_AMD64, {"wheelhouse_is_dir": True},
+                     {"flat_torch": [f"{WH}/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"],
+                      "wheelhouse_wheels": ["torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"]},
+                     python_env_torch_version="2.13.0", python_env_wheelhouse=WH, python_env_offline=True)
+    assert flat["wheels"] and flat["plan"]["hashed"] is False
+    listed = ["torch-9.9.9-py3-none-any.whl"]
+    own, _ = decide(DEBIAN_AMD64, {"wheelhouse_is_dir": True}, {"present": [f"{WH}/{listed[0]}"]},
+                    python_env_wheelhouse=WH, python_env_wheelhouse_files=listed)
+    assert own["plan"]["hashed"] is False
+    none, _ = decide(DEBIAN_AMD64, python_env_torch_version="2.13.0")
+    assert none["plan"]["hashed"] is False
+    # no torch wanted: the set's folder is there (another inventory filled it), but no set of this host's
+    wheel = "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"
+    other, _ = decide(DEBIAN_AMD64, {"wheelhouse_is_dir": True}, {"set_dir_is_dir": True, "set_wheels": [wheel]},
+                      python_env_torch_version="", python_env_wheelhouse=WH)
+    assert other["wheels"] == [wheel] and other["plan"]["hashed"] is False
+
+
+def test_the_hashed_requirements_name_each_wheel_of_the_marker_by_its_path_and_recorded_sha256():
+    torch, numpy = "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl", "numpy-2.2.6-cp311-cp311-linux_x86_64.whl"
+    older = "torch-2.12.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"  # another release's set, in the same folder
+    marker = python_env_wheel_manifest("torch==2.13.0+cpu numpy", [
+        {"path": f"/wh/set/{torch}", "checksum": "a" * 64}, {"path": f"/wh/set/{numpy}", "checksum": "b" * 64}])
+    assert python_env_hashed_wheels(marker, [older, torch, numpy], "/opt/horovod/wheelhouse") == (
+        f"/opt/horovod/wheelhouse/{numpy} --hash=sha256:{'b' * 64}\n"
+        f"/opt/horovod/wheelhouse/{torch} --hash=sha256:{'a' * 64}\n")
+    assert python_env_hashed_wheels("torch==2.13.0+cpu numpy\n", [torch], "/opt/horovod/wheelhouse") == ""  # no sums
+    with pytest.raises(ValueError, match="python_env_wheelhouse_dest: '/opt/my wheels' holds whitespace"):
+        python_env_hashed_wheels(marker, [torch], "/opt/my wheels")
 
 
 def test_training_packages_travel_with_torch():

@@ -36,6 +36,7 @@ def render(name: str, **overrides) -> str:
         __python_env_cuda_version="",
         __python_env_pip_options=[],
         __python_env_requirements=[],
+        __python_env_decided={"plan": {"hashed": False}},
     )
     context.update(overrides)
     # What decide-conda.yml sets from the same variables (the template only prints it).
@@ -130,6 +131,13 @@ def test_pip_section_points_at_the_rendered_requirements_file():
     # the prefix a Linux host resolves (the default is templated over cluster_user_space)
     pip = [d for d in cpu_env(python_env_conda_prefix="/opt/conda")["dependencies"] if isinstance(d, dict)]
     assert pip == [{"pip": ["-r file:/opt/conda/envs/.hvc/horovod-requirements.txt"]}]
+
+
+def test_an_environment_whose_wheel_set_goes_in_by_hash_has_no_pip_section():
+    """conda runs its pip section as one pip install, where the set's hashed lines would put the named requirements
+    into hash-checking mode too: the role's pip.yml installs both afterwards with the environment's pip."""
+    spec = cpu_env(python_env_conda_prefix="/opt/conda", __python_env_decided={"plan": {"hashed": True}})
+    assert "pip" in spec["dependencies"] and not [d for d in spec["dependencies"] if isinstance(d, dict)]
 
 
 def test_extra_conda_packages_and_python_version():
