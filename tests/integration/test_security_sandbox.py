@@ -83,6 +83,49 @@ def test_the_mesh_key_reaches_no_output_nor_artifact_under_diff(tmp_path):
     assert not leaks, f"the cluster's private key is in {leaks}"
 
 
+SECRETS = {"become password": "become-5ecret-k", "vault password": "vault-5ecret-v", "vaulted value": "vaulted-5ecret-x",
+           "proxy credentials": "pr0xy-5ecret-p", "index token": "1ndex-5ecret-i", "-e value": "extra-5ecret-e"}
+
+
+def test_planted_secrets_reach_no_output_artifact_report_or_world_readable_file(tmp_path):
+    """Issue 45: known secrets given the ways a user gives them (a become password and a vault password at their
+    prompts, a value the vault opens, proxy credentials, an index URL's token, a -e value), then `plan`, a rollout of
+    python_env and `check` with its JSON and HTML reports on one host: none of them is in what these print, in the
+    artifacts, in the reports or in a world-readable file of the host."""
+    from ansible.parsing.vault import VaultLib, VaultSecret
+
+    vault = tmp_path / "vaulted.yml"
+    vault.write_bytes(VaultLib([("default", VaultSecret(SECRETS["vault password"].encode()))]).encrypt(
+        f"hvc_vaulted_token: {SECRETS['vaulted value']}\n".encode()))
+    given = json.dumps({
+        "proxy_env": {"HVC_PROXY_PROBE": f"http://bob:{SECRETS['proxy credentials']}@10.255.255.1:3128"},
+        "python_env_torch_cpu_index_url": f"https://alice:{SECRETS['index token']}@pypi.example/simple",
+        "hvc_unused_token": SECRETS["-e value"]})
+    common = ["-i", str(SANDBOX), "-l", "hvc-node1", "-e", f"@{vault}", "-e", given, "--ask-vault-pass", "-b", "-K"]
+    answers = f"{SECRETS['become password']}\n{SECRETS['vault password']}\n"
+    env = {**os.environ, "HOROVOD_CLUSTER_ARTIFACTS": str(tmp_path / "runs")}
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "horovod_cluster.cli", *args, *common], input=answers,
+                              capture_output=True, text=True, env=env, timeout=900, cwd=tmp_path)
+
+    runs = [cli("plan", "--json", str(tmp_path / "plan.json")),
+            cli("rollout", "-t", "python_env", "--json", str(tmp_path / "rollout.json")),
+            cli("check", "--no-smoke", "--json", str(tmp_path / "check.json"), "--html", str(tmp_path / "check.html"))]
+    # (the check's exit code is 1 where it finds a problem: what matters here is what it wrote)
+    assert [run.returncode for run in runs][:2] == [0, 0] and runs[2].returncode in (0, 1), \
+        [run.stderr[-2000:] for run in runs]
+
+    leaks = [f"output of {run.args[3]}: {name}" for run in runs for name, secret in SECRETS.items()
+             if secret in run.stdout + run.stderr]
+    leaks += [f"{path.relative_to(tmp_path)}: {name}" for path in tmp_path.rglob("*") if path.is_file()
+              and path != vault for name, secret in SECRETS.items() if secret.encode() in path.read_bytes()]
+    found = _exec("hvc-node1", "sh", "-c", "find / -xdev -type f -perm -o+r -size -20M 2>/dev/null "
+                  "| grep -v -E '^/(proc|sys|usr|lib)/' | xargs -r grep -l -F -e 5ecret 2>/dev/null", check=False)
+    leaks += [f"hvc-node1:{path}" for path in found.stdout.split()]
+    assert not leaks, leaks
+
+
 def test_a_proxy_variable_name_with_shell_text_is_refused(tmp_path):
     """ansible-core quotes environment values, not names: this name ran `touch` as root on every host."""
     pwned = "/tmp/hvc-proxy-pwned"
