@@ -408,7 +408,7 @@ class Cluster:
         if text:
             check_hostfile(text, str(hostfile) if hostfile else "the Slurm allocation's hostfile")
         variables = job_env(env)
-        request = job_request(new_job_id(), controller, np, workdir, copy, text, tensors)
+        request = job_request(new_job_id(), controller, np, workdir, copy, text, tensors, variables)
         run, stats = self._run("playbooks/run.yml", limit=limit, extravars={
             "cluster_check_smoke": False, "cluster_check_bench": False, "cluster_job": request})
         self.last_stage = run

@@ -8,6 +8,7 @@ to the ranks), which is how playbooks/run_stop.yml finds them all on Ctrl-C.
 """
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import re
@@ -28,6 +29,8 @@ OutputCallback = Callable[[str], None]
 CONTROLLERS = ("gloo", "mpi")
 # The device a job's script puts its tensors on: cuda needs NCCL on every rank (playbooks/run.yml refuses it else).
 TENSORS = ("cpu", "cuda")
+# The job's variables (run --env) in the job folder on every host, 0600; each rank reads it (remote_command).
+ENV_FILE = ".hvc-job-env"
 # Open MPI's --tag-output prefix "[jobid,rank]<stdout>:" is shown as Gloo's "[rank]<stdout>:".
 _MPI_TAG = re.compile(r"(\[\d+,(\d+)\]<(stdout|stderr)>:)")
 # The first failed rank, as horovodrun (Gloo) and mpirun report it: "Exit code: 3".
@@ -97,8 +100,10 @@ def job_env(env: Mapping[str, str] | Sequence[str] | None) -> dict[str, str]:
 
 
 def job_request(job_id: str, controller: str, np: int | None, workdir: str | None,
-                copy: Sequence[str | Path], hostfile: str | None, tensors: str = "cpu") -> dict[str, Any]:
-    """The `cluster_job` extra var of playbooks/run.yml, after the checks a caller can act on."""
+                copy: Sequence[str | Path], hostfile: str | None, tensors: str = "cpu",
+                env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The `cluster_job` extra var of playbooks/run.yml, after the checks a caller can act on. `env` (job_env's):
+    the ranks' variables, which run.yml writes into the job folder (ENV_FILE) for each rank to read."""
     if controller not in CONTROLLERS:
         raise JobRefused(f"controller {controller!r}: expected one of {', '.join(CONTROLLERS)}")
     if tensors not in TENSORS:
@@ -109,7 +114,9 @@ def job_request(job_id: str, controller: str, np: int | None, workdir: str | Non
     if missing:
         raise JobRefused(f"copy: no such file or folder on this machine: {', '.join(missing)}")
     return {"id": job_id, "controller": controller, "tensors": tensors, "workdir": workdir or "",
-            "copy": [str(Path(p).resolve()) for p in copy], "hostfile": hostfile or ""}
+            "copy": [str(Path(p).resolve()) for p in copy], "hostfile": hostfile or "",
+            # base64: Ansible would read a value's "{{" as a template
+            "env": {name: base64.b64encode(value.encode()).decode() for name, value in (env or {}).items()}}
 
 
 def hostfile_slots(text: str) -> list[tuple[str, int]]:
@@ -217,13 +224,16 @@ def mpi_bin(job: Mapping[str, Any]) -> list[str]:
 def remote_command(job: Mapping[str, Any], command: Sequence[str]) -> str:
     """The shell line the launcher runs: in the job folder, with ssh_mesh's ssh that keeps host key checking
     on (horovodrun's Gloo launcher turns it off) and then the environment's bin first on PATH (so `python` is
-    the environment's), then the bin of the Open MPI Horovod was built against (its mpirun), unbuffered output, the user's variables and the job marker last (so nothing
-    overrides it); each value quoted. horovodrun hands them to every rank."""
+    the environment's), then the bin of the Open MPI Horovod was built against (its mpirun), unbuffered output and
+    the job marker; each value quoted. horovodrun hands them to every rank. The user's variables are not among them:
+    horovodrun's Gloo launcher puts its whole environment on each rank's ssh command line, which `ps` shows on every
+    host; each rank reads them from the job folder's ENV_FILE (0600, written by run.yml) before the command."""
     env = {"PYTHONUNBUFFERED": "1",
            # Open MPI refuses root unless told; the sandbox and many labs run as root.
-           "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-           **job.get("env", {}), "HVC_JOB_ID": job["id"]}
+           "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "HVC_JOB_ID": job["id"]}
     assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    if job.get("env"):
+        command = ["/bin/sh", "-c", '. "$0" && exec "$@"', f"{job['workdir']}/{ENV_FILE}", *command]
     argv = " ".join(shlex.quote(a) for a in horovodrun_argv(job, command))
     path = ":".join(shlex.quote(d) for d in (job["ssh_dir"], job["bin"], *mpi_bin(job)))
     return (f"cd {shlex.quote(job['workdir'])} && PATH={path}:\"$PATH\" "

@@ -119,6 +119,45 @@ def test_ctrl_c_stops_every_rank_on_every_host(signum):
     assert not any(on_host(host, "pgrep -f 'time.sleep\\(900\\)' || true").split() for host in hosts)
 
 
+@pytest.mark.parametrize("controller", ["gloo", "mpi"])
+def test_the_jobs_variables_reach_every_rank_and_no_command_line(controller):
+    """Issue 45 item 7: run --env values (an API key) were on the ssh command line to the launcher and, with Gloo, on
+    each rank's ssh command line, which `ps` shows to every user of every host. Each rank reads them from a 0600 file
+    of the job folder: while the job runs, no process's command line on any host or here holds the value."""
+    hosts = Cluster(SANDBOX).hosts()
+    secret = "s3cret-run-" + controller
+    exe = shutil.which("horovod-cluster")
+    proc = subprocess.Popen(
+        [exe, "run", "-i", str(SANDBOX), "--controller", controller, *SLOW_START, "--env", f"HVC_TEST_TOKEN={secret}",
+         "--", "python", "-c", "import os, time; print('ready', os.environ.get('HVC_TEST_TOKEN') == "
+         f"'{secret[:6]}' + '{secret[6:]}', flush=True); time.sleep(8)"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+    lines = []
+    while sum("<stdout>:ready" in line for line in lines) < 1:
+        line = proc.stdout.readline()
+        assert line, "the job ended before a rank was ready:\n" + "".join(lines)
+        lines.append(line)
+    seen = {host: on_host(host, f"grep -ls -F {secret} /proc/[0-9]*/cmdline || true").split() for host in hosts}
+    # (here, the CLI's own command line holds it: the test gave it there; Cluster.run(env=...) gives it in none)
+    here = [p.parent.name for p in Path("/proc").glob("[0-9]*/cmdline")
+            if secret.encode() in _read(p) and p.parent.name != str(proc.pid)]
+    rest, _ = proc.communicate(timeout=300)
+    out = "".join(lines) + rest
+    assert proc.returncode == 0, out
+    assert seen == dict.fromkeys(hosts, []) and not here, (seen, here)
+    ready = [line for line in out.splitlines() if "<stdout>:ready" in line]
+    assert len(ready) == 6 and all(line.rstrip().endswith("ready True") for line in ready), out
+    for host in hosts:  # the file each rank read: the job's user's alone
+        assert on_host(host, f"stat -c %a {JOBS}/*/.hvc-job-env | sort -u").split() == ["600"]
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
 def test_a_timeout_stops_every_rank_on_every_host(tmp_path):
     """--timeout (issue 45 item 14: run had none): the ranks still running then are stopped on every host, exit 124."""
     hosts = Cluster(SANDBOX).hosts()

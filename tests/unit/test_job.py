@@ -3,6 +3,7 @@ the sandbox: tests/fixtures/horovodrun), the failed rank's exit code, rank place
 lines that reach the launcher (quoted, never re-parsed)."""
 from __future__ import annotations
 
+import base64
 import re
 import shlex
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from horovod_cluster.job import (HOST_NAME, JobRefused, JobTimeout, RankLines, check_hostfile, elastic_world,
+from horovod_cluster.job import (ENV_FILE, HOST_NAME, JobRefused, JobTimeout, RankLines, check_hostfile, elastic_world,
                                  hostfile_slots, job_env, job_request, launch_argv, only_hosts, placement,
                                  remote_command, stream)
 
@@ -92,15 +93,29 @@ def test_the_remote_command_quotes_every_value():
     # ssh_mesh's ssh (host key checking kept on) before the environment's bin, for horovodrun's Gloo launcher
     assert words[3] == "PATH=/opt/horovod/libexec/strict-ssh:/opt/horovod/venv/bin:$PATH"
     assert words[-len(hostile):] == hostile
-    assert words[-len(hostile) - 5:-len(hostile)] == ["--gloo", "-np", "2", "-H", "hvc-node1:2"]
-    assert "NCCL_DEBUG=INFO" in words
+    # each rank reads the user's variables from the job folder's file, then runs the command
+    assert words[-len(hostile) - 9:-len(hostile)] == [
+        "--gloo", "-np", "2", "-H", "hvc-node1:2", "/bin/sh", "-c", '. "$0" && exec "$@"', f"{JOB['workdir']}/{ENV_FILE}"]
     assert "HVC_JOB_ID=20261124-010203-ab12cd34" in words and "HVC_JOB_ID=override" not in words  # marker wins
+
+
+def test_the_users_variables_reach_no_command_line():
+    """Issue 45 item 7: horovodrun's Gloo launcher puts its whole environment on each rank's ssh command line (and the
+    controller's ssh to the launcher carries this line): the values of run --env are in neither, only in the 0600
+    file run.yml writes into the job folder, whose values travel base64 (no Ansible template reads them)."""
+    secret = {**JOB, "env": {"WANDB_API_KEY": "s3cret-{{ x }}"}}
+    line = remote_command(secret, ["python", "train.py"])
+    assert "s3cret" not in line and "WANDB_API_KEY" not in line and f"{ENV_FILE}" in line
+    request = job_request("id1", "gloo", None, None, [], None, env={"WANDB_API_KEY": "s3cret-{{ x }}"})
+    assert request["env"] == {"WANDB_API_KEY": base64.b64encode(b"s3cret-{{ x }}").decode()}
+    # no variables: the command as it is
+    assert shlex.split(remote_command({**JOB, "env": {}}, ["python", "t.py"]))[-3:] == ["hvc-node1:2", "python", "t.py"]
 
 
 def test_an_mpi_job_runs_the_open_mpi_horovod_was_built_against():
     """Horovod built against PyPI's Open MPI (the marker's mpi_prefix): its bin on PATH after the environment's, and
     mpirun told to start that Open MPI on every host (--prefix); a Gloo job takes no MPI arguments."""
-    job = {**JOB, "controller": "mpi", "mpi_prefix": "/opt/horovod/openmpi"}
+    job = {**JOB, "controller": "mpi", "mpi_prefix": "/opt/horovod/openmpi", "env": {}}
     words = shlex.split(remote_command(job, ["python", "train.py"]))
     assert words[3] == "PATH=/opt/horovod/libexec/strict-ssh:/opt/horovod/venv/bin:/opt/horovod/openmpi/bin:$PATH"
     assert words[-8:-2] == ["--mpi", "-np", "2", "-H", "hvc-node1:2", "--mpi-args=--prefix /opt/horovod/openmpi"]
@@ -131,7 +146,7 @@ def test_an_elastic_job_refuses_a_host_horovodrun_would_misread():
 
 
 def test_an_elastic_command_line_names_the_discovery_script_with_the_job_hosts():
-    job = {**JOB, "np": 3, "discover_hosts": "/opt/horovod/libexec/discover-hosts",
+    job = {**JOB, "np": 3, "discover_hosts": "/opt/horovod/libexec/discover-hosts", "env": {},
            "elastic": {"min_np": 2, "max_np": 3, "hosts": ["hvc-node1:1", "hvc-node2:1", "hvc-node3:1"]}}
     words = shlex.split(remote_command(job, ["python", "train_elastic.py"]))
     start = words.index("/opt/horovod/venv/bin/horovodrun")
