@@ -137,7 +137,9 @@ def test_the_jobs_variables_reach_every_rank_and_no_command_line(controller):
         line = proc.stdout.readline()
         assert line, "the job ended before a rank was ready:\n" + "".join(lines)
         lines.append(line)
-    seen = {host: on_host(host, f"grep -ls -F {secret} /proc/[0-9]*/cmdline || true").split() for host in hosts}
+    # the value on grep's stdin: a command line that named it would find itself
+    seen = {host: subprocess.run(["podman", "exec", "-i", host, "sh", "-c", "grep -ls -F -f - /proc/[0-9]*/cmdline"],
+                                 input=secret + "\n", capture_output=True, text=True).stdout.split() for host in hosts}
     # (here, the CLI's own command line holds it: the test gave it there; Cluster.run(env=...) gives it in none)
     here = [p.parent.name for p in Path("/proc").glob("[0-9]*/cmdline")
             if secret.encode() in _read(p) and p.parent.name != str(proc.pid)]
