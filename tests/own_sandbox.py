@@ -25,13 +25,14 @@ def slow_own_sandbox(why: str) -> list:
 
 
 @contextmanager
-def own_sandbox(root: Path, prefix: str, count: int, arm64: int = 0, debian13: int = 0,
+def own_sandbox(root: Path, prefix: str, count: int, arm64: int = 0, debian13: int = 0, debian13_arm64: int = 0,
                 inventory: str = "inventory") -> Iterator[tuple[Sandbox, list[Host]]]:
-    """Fresh hosts <prefix>1.. (amd64), <prefix>-arm64-1.. and <prefix>-debian13-1.. on network <prefix>; their
-    inventory is written to root/<inventory>. Yields the sandbox and its hosts; removes both at the end."""
+    """Fresh hosts <prefix>1.. (amd64), <prefix>-arm64-1.., <prefix>-debian13-1.. and <prefix>-debian13-arm64-1..
+    on network <prefix>; their inventory is written to root/<inventory>. Yields the sandbox and its hosts; removes
+    both at the end."""
     sandbox = Sandbox(prefix=prefix, network=prefix, inventory_dir=root / inventory, state_dir=root / "state")
     sandbox.down()  # a run killed earlier may have left them
     try:
-        yield sandbox, sandbox.up(count=count, arm64=arm64, debian13=debian13)
+        yield sandbox, sandbox.up(count=count, arm64=arm64, debian13=debian13, debian13_arm64=debian13_arm64)
     finally:
         sandbox.down()

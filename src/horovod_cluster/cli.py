@@ -100,13 +100,15 @@ def _hosts_table(hosts) -> Table:
               help="arm64 hosts, the Raspberry Pi OS stand-in (built under qemu on demand)")
 @click.option("--debian13", default=0, show_default=True, type=click.IntRange(0, 16),
               help="amd64 hosts with Debian 13 (also in the inventory group debian13)")
-def sandbox_up(count: int, arm64: int, debian13: int) -> None:
+@click.option("--debian13-arm64", default=0, show_default=True, type=click.IntRange(0, 4),
+              help="arm64 hosts with Debian 13, the Raspberry Pi OS 13 stand-in (in pis and debian13)")
+def sandbox_up(count: int, arm64: int, debian13: int, debian13_arm64: int) -> None:
     """Build the images if missing, start the hosts, write inventories/sandbox."""
     from .sandbox import SandboxError
     with console.status("sandbox up") as status:
         box = _sandbox(status)
         try:
-            hosts = box.up(count=count, arm64=arm64, debian13=debian13)
+            hosts = box.up(count=count, arm64=arm64, debian13=debian13, debian13_arm64=debian13_arm64)
         except SandboxError as err:
             raise click.ClickException(str(err)) from None
     console.print(_hosts_table(hosts))

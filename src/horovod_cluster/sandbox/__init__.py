@@ -22,7 +22,7 @@ from ..content import cache_dir, content_dir, is_checkout
 
 _FILES = Path(__file__).resolve().parent / "files"  # the image's Containerfile, in the wheel too
 
-# Debian release -> suite: 12 is the default host; 13 runs beside it (`up --debian13 N`).
+# Debian release -> suite: 12 is the default host; 13 runs beside it (`up --debian13 N --debian13-arm64 N`).
 RELEASES = {"12": "bookworm", "13": "trixie"}
 MIRROR = "http://deb.debian.org/debian"
 NETWORK = "hvc-sandbox"
@@ -219,11 +219,13 @@ class Sandbox:
             self.progress(f"creating podman network {self.network}")
             _podman("network", "create", "--label", self.label, self.network)
 
-    def host_names(self, count: int, arm64: int, debian13: int = 0) -> list[tuple[str, str, str]]:
+    def host_names(self, count: int, arm64: int, debian13: int = 0,
+                   debian13_arm64: int = 0) -> list[tuple[str, str, str]]:
         """(name, arch, Debian release) of each host; the release is in the name of any but Debian 12's."""
         names = [(f"{self.prefix}{i}", "amd64", "12") for i in range(1, count + 1)]
         names += [(f"{self.prefix}-arm64-{i}", "arm64", "12") for i in range(1, arm64 + 1)]
         names += [(f"{self.prefix}-debian13-{i}", "amd64", "13") for i in range(1, debian13 + 1)]
+        names += [(f"{self.prefix}-debian13-arm64-{i}", "arm64", "13") for i in range(1, debian13_arm64 + 1)]
         return names
 
     def _ensure_host(self, name: str, arch: str, release: str = "12") -> bool:
@@ -289,17 +291,18 @@ class Sandbox:
                 time.sleep(1)
         self.known_hosts.write_text("\n".join(lines) + "\n")
 
-    def up(self, count: int = 3, arm64: int = 0, debian13: int = 0) -> list[Host]:
-        if min(count, arm64, debian13) < 0 or count + arm64 + debian13 == 0:
-            raise SandboxError("the sandbox needs at least one host (--hosts N, --arm64 N, --debian13 N)")
+    def up(self, count: int = 3, arm64: int = 0, debian13: int = 0, debian13_arm64: int = 0) -> list[Host]:
+        if min(count, arm64, debian13, debian13_arm64) < 0 or count + arm64 + debian13 + debian13_arm64 == 0:
+            raise SandboxError("the sandbox needs at least one host"
+                               " (--hosts N, --arm64 N, --debian13 N, --debian13-arm64 N)")
         self.check_tools()
         self.configure_podman()
         self.build_images(["amd64"] * bool(count) + ["arm64"] * bool(arm64))
-        if debian13:
-            self.build_images(["amd64"], release="13")
+        if debian13 or debian13_arm64:
+            self.build_images(["amd64"] * bool(debian13) + ["arm64"] * bool(debian13_arm64), release="13")
         self._ensure_key()
         self._ensure_network()
-        wanted = self.host_names(count, arm64, debian13)
+        wanted = self.host_names(count, arm64, debian13, debian13_arm64)
         for name, arch, release in wanted:
             self._ensure_host(name, arch, release)
         hosts = [Host(name, arch, "running", self._address(name), release) for name, arch, release in wanted]
@@ -346,8 +349,10 @@ class Sandbox:
             "cpu_nodes": {"hosts": {h.name: host_vars(h) for h in hosts if h.arch == "amd64"}},
             "pis": {"hosts": {h.name: host_vars(h) for h in hosts if h.arch == "arm64"}},
         }
-        # Debian 13 hosts are also in the group debian13 (outside `cluster`), for the settings of that release.
-        by_release = {"debian13": {"hosts": {h.name: None for h in hosts if h.release == "13"}}}
+        # Debian 13 hosts are also in the group debian13, for the settings of that release (Debian's own torch):
+        # as deep as the platform groups and of a higher priority, so that its settings win over those of pis.
+        groups["debian13"] = {"hosts": {h.name: None for h in hosts if h.release == "13"},
+                              "vars": {"ansible_group_priority": 10}}
         inventory = {
             "all": {
                 "vars": {
@@ -356,8 +361,7 @@ class Sandbox:
                     "ansible_ssh_common_args": f"-o UserKnownHostsFile={self.known_hosts} "
                                                "-o StrictHostKeyChecking=yes",
                 },
-                "children": {"cluster": {"children": {k: v for k, v in groups.items() if v["hosts"]}},
-                             **{k: v for k, v in by_release.items() if v["hosts"]}},
+                "children": {"cluster": {"children": {k: v for k, v in groups.items() if v["hosts"]}}},
             }
         }
         self.inventory_dir.mkdir(parents=True, exist_ok=True)
