@@ -144,7 +144,7 @@ class Sandbox:
         self.progress(f"wrote {CONTAINERS_CONF}")
         return True
 
-    def _enable_foreign_arch(self, arch: str) -> None:
+    def _enable_foreign_arch(self, arch: str, release: str = "12") -> None:
         if arch == native_arch():
             return
         binfmt = Path("/proc/sys/fs/binfmt_misc")
@@ -155,6 +155,10 @@ class Sandbox:
             if shutil.which("update-binfmts") is None:
                 raise SandboxError(f"{arch} images need qemu-user-static and binfmt-support installed")
             _run(["update-binfmts", "--enable", qemu])
+        if arch == "arm64" and release != "12":  # systemd >= 255 needs a newer qemu (emulator.py)
+            from . import emulator
+            self.build_images(["amd64"], release="13")
+            emulator.ensure(self.image_dir, node_image("amd64", "13"), self.progress)
 
     # ---- images --------------------------------------------------------------------------
     def build_images(self, arches: Sequence[str] = ("amd64",), release: str = "12") -> list[str]:
@@ -165,7 +169,7 @@ class Sandbox:
         for arch in arches:
             if arch not in ARCHES:
                 raise SandboxError(f"unknown sandbox arch {arch!r}; allowed: {', '.join(ARCHES)}")
-            self._enable_foreign_arch(arch)
+            self._enable_foreign_arch(arch, release)
             node, base = node_image(arch, release), base_image(arch, release)
             if _podman("image", "exists", node, check=False).returncode == 0:
                 continue
@@ -173,7 +177,8 @@ class Sandbox:
                 self._build_base(arch, release)
                 built.append(base)
             self.progress(f"building {node} (systemd, sshd, python3)")
-            _run(["podman", "build", "--arch", arch, "--build-arg", f"BASE={base}",
+            emulated = ["--build-arg", "EMULATED=1"] if arch != native_arch() else []
+            _run(["podman", "build", "--arch", arch, "--build-arg", f"BASE={base}", *emulated,
                   "-t", node, "-f", str(_FILES / "Containerfile"), str(_FILES)], progress=self.output)
             built.append(node)
         return built
