@@ -42,6 +42,7 @@ export HOROVOD_ARTIFACTS_DIR="${HOROVOD_ARTIFACTS_DIR:-$HOME/.cache/horovod-clus
 check_report="${HVC_REPORTS:-/tmp}/hvc-check.json"
 
 stage images horovod-cluster sandbox build --arch amd64 --arch arm64
+stage images-debian13 horovod-cluster sandbox build --debian 13  # the scenarios' and newest controller's
 stage yamllint yamllint --strict .
 stage ansible-lint ansible-lint
 stage syntax ansible-playbook site.yml -i inventories/lab --syntax-check

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,9 @@ def test_os_matches_os_release(host, recorded):
     os_release = host.file("/etc/os-release").content_string
     facts = recorded["hvc_platform"]
     assert "ID=debian" in os_release and facts["os_id_raw"] == "debian"
-    assert facts["os_version"] == "12" and facts["os_family"] == "debian"
+    release = re.search(r'^VERSION_ID="([0-9]+)"$', os_release, re.M)
+    assert release and release[1] in ("12", "13"), os_release
+    assert facts["os_version"] == release[1] and facts["os_family"] == "debian"
     assert facts["os_id"] == ("raspios" if EXPECTED_IS_PI else "debian")
 
 
