@@ -5,7 +5,7 @@
 
 On a rolled-out cluster, one rank per host (a hostfile of the rollout's hosts with one slot each), one after
 the other: the check's own bench (roles/horovod_check/files/hvc_allreduce_bench.py) with Horovod's Gloo and
-with its MPI controller, then benchmarks/torch_allreduce_bench.py (torch.distributed, gloo backend, the same
+with its MPI controller, then roles/horovod_check/files/hvc_torch_allreduce_bench.py (torch.distributed, gloo backend, the same
 sizes, warm-up, iterations and busbw formula) started by the same launcher. Prints each size's bus bandwidth
 and the ratios Horovod / torch.distributed; the figures are the ratios at >= 16 MiB (the worst of those sizes)
 and at 1 MiB. Default sizes: 4 KiB .. 256 MiB.
@@ -22,7 +22,7 @@ from horovod_cluster import Cluster
 
 ROOT = Path(__file__).resolve().parents[1]
 HOROVOD_BENCH = ROOT / "roles/horovod_check/files/hvc_allreduce_bench.py"
-TORCH_BENCH = ROOT / "benchmarks/torch_allreduce_bench.py"
+TORCH_BENCH = ROOT / "roles/horovod_check/files/hvc_torch_allreduce_bench.py"
 SIZES = [2**k for k in range(12, 29, 2)]  # 4 KiB .. 256 MiB
 LARGE = 16 << 20
 

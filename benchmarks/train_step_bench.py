@@ -3,7 +3,7 @@ DistributedDataParallel (gloo), the same model, data, batch and steps, so the tw
 
 Started by horovodrun (benchmarks/training_vs_ddp.py runs it with `--framework horovod` and `--framework ddp` on
 the same hosts and slots); for ddp, torch.distributed's variables come from Horovod's as in
-torch_allreduce_bench.py. The model is an MLP (784 -> width x depth -> 10, 4.0 M parameters by default: 16 MB of
+hvc_torch_allreduce_bench.py. The model is an MLP (784 -> width x depth -> 10, 4.0 M parameters by default: 16 MB of
 gradients a step) on a fixed synthetic batch; after the warm-up steps, the timed steps' samples per second per
 rank, taken over the slowest rank. Rank 0 prints one line `HVC_RESULT <json>`.
 """
@@ -15,7 +15,7 @@ import time
 
 import torch
 
-from torch_allreduce_bench import from_horovodrun
+from hvc_torch_allreduce_bench import from_horovodrun
 
 
 def make_model(width: int, depth: int) -> torch.nn.Module:

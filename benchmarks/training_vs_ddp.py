@@ -22,7 +22,8 @@ from horovod_cluster import Cluster
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks/train_step_bench.py"
-HELPER = ROOT / "benchmarks/torch_allreduce_bench.py"  # train_step_bench imports its launcher variables
+# train_step_bench imports its launcher variables from the check's torch.distributed bench
+HELPER = ROOT / "roles/horovod_check/files/hvc_torch_allreduce_bench.py"
 RUNS = {"horovod_gloo": ("gloo", "horovod"), "horovod_mpi": ("mpi", "horovod"), "ddp_gloo": ("gloo", "ddp")}
 
 

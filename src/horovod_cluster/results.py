@@ -181,6 +181,12 @@ class RolloutResult(_Documented):
         return cls(hosts=hosts, **fields)
 
 
+def torch_busbw(bandwidth: dict[str, Any]) -> dict[int, float]:
+    """torch.distributed's busbw (GB/s) by message size, measured beside Horovod's by the check ({} if not)."""
+    rows = (bandwidth.get("torch_allreduce") or {}).get("rows") or []
+    return {row["bytes"]: row["busbw_GBps"] for row in rows}
+
+
 def smoke_results(smoke: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
     """The smoke test per controller ({gloo: {ok, ...}, mpi: {...}}), as horovod_check records it;
     a summary form {status, reason} counts as one entry named "smoke"."""

@@ -177,7 +177,7 @@ step bench_cycle_0.1ms 300 env HOROVOD_CYCLE_TIME=0.1 "$HVDRUN" -np 1 -H localho
   roles/horovod_check/files/hvc_allreduce_bench.py $SIZES
 # shellcheck disable=SC2086
 step torch_bench 300 "$PY" -m torch.distributed.run --standalone --nproc_per_node 1 \
-  benchmarks/torch_allreduce_bench.py --backend "$([[ "$GPU" == 1 ]] && echo nccl || echo gloo)" $SIZES
+  roles/horovod_check/files/hvc_torch_allreduce_bench.py --backend "$([[ "$GPU" == 1 ]] && echo nccl || echo gloo)" $SIZES
 step two_ranks_one_gpu 120 env NCCL_DEBUG=WARN "$HVDRUN" -np 2 -H localhost:2 --gloo "$PY" tests/device/rank_devices.py cuda,cuda
 
 # --- 4. a collective of a GPU rank and a CPU rank ------------------------------------------------------

@@ -38,7 +38,7 @@ def _smoke_and_bench_check(tmp_path: Path) -> CheckReport:
     return Cluster(SANDBOX, artifacts_dir=tmp_path).check(smoke=True, bench=True)
 
 
-def test_smoke_and_bandwidth_on_every_slot_with_gloo_and_mpi(tmp_path):
+def test_smoke_on_every_slot_with_gloo_and_mpi_and_bandwidth_beside_torch(tmp_path):
     report = _smoke_and_bench_check(tmp_path)
     hosts = Cluster(SANDBOX).hosts()
     assert report.ok, report.to_json()
@@ -53,9 +53,15 @@ def test_smoke_and_bandwidth_on_every_slot_with_gloo_and_mpi(tmp_path):
     assert [(g["controller"], g["hosts"], g["tensors"]) for g in report.job_groups["groups"]] == [
         ("gloo", sorted(hosts), "cpu"), ("mpi", sorted(hosts), "cpu")]
     assert report.job_groups["spans"] == {"gloo": True, "mpi": True}
-    table = report.bandwidth["allreduce"]
-    assert table["size"] >= len(hosts) and len(table["rows"]) >= 3
+    # The bandwidth table: one rank per host (horovod_check_bench_ranks_per_host), 4 KiB to 256 MiB, and
+    # torch.distributed's allreduce on the same ranks and sizes beside it.
+    table, torch = report.bandwidth["allreduce"], report.bandwidth["torch_allreduce"]
+    assert table["size"] == len(hosts) and table["algorithm"] == "gloo", table
+    assert [row["bytes"] for row in table["rows"]] == [4096, 65536, 1 << 20, 16 << 20, 64 << 20, 256 << 20]
     assert all(row["busbw_GBps"] > 0 and row["seconds"] > 0 for row in table["rows"])
+    assert (torch["size"], torch["algorithm"]) == (len(hosts), "torch.distributed/gloo"), torch
+    assert [row["bytes"] for row in torch["rows"]] == [row["bytes"] for row in table["rows"]]
+    assert all(row["busbw_GBps"] > 0 for row in torch["rows"])
     assert report.bandwidth["link"]["GBps"] > 0 and report.bandwidth["busbw_over_link"] > 0
     # A check changes nothing: its scripts and iperf3 came with the rollout.
     assert {name: h.changed for name, h in report.run.hosts.items()} == {name: 0 for name in hosts}

@@ -283,3 +283,31 @@ def test_rows_without_bandwidth_stay_in_the_table_off_the_plot(data):
     only_zero = plot_of(data, bench_rows([4096], [0.0]))
     assert not only_zero.circles and "busbw-plot" not in [a.get("id") for _, a in only_zero.tags]
     assert len(only_zero.rows("bandwidth")) == 1 and "not plotted" in "".join(only_zero.text)
+
+
+def test_torch_distributed_beside_horovod_in_the_table_and_the_plot(data):
+    sizes = [4096, 1 << 20, 16 << 20, 256 << 20]
+    data["bandwidth"]["torch_allreduce"] = {"size": 3, "algorithm": "torch.distributed/gloo",
+                                            "rows": bench_rows(sizes, [0.002, 0.4, 0.8, 0.9])}
+    page = plot_of(data, bench_rows(sizes, [0.001, 0.3, 0.8, 0.95]))
+    rows = page.rows("bandwidth")
+    assert [(r["busbw (GB/s)"], r["torch busbw (GB/s)"], r["Horovod / torch"]) for r in rows] == [
+        ("0.0010", "0.0020", "0.50"), ("0.3000", "0.4000", "0.75"), ("0.8000", "0.8000", "1.00"),
+        ("0.9500", "0.9000", "1.06")]
+    torch = [attrs for tag, attrs in page.tags if tag == "rect" and attrs.get("class") == "torch-point"]
+    assert len(torch) == 4 and len(page.circles) == 4
+    # the same axes: at 16 MiB torch's busbw equals Horovod's, so its square sits on Horovod's circle
+    circle = page.circles[2]
+    assert (float(torch[2]["x"]) + 3.5, float(torch[2]["y"]) + 3.5) == (float(circle["cx"]), float(circle["cy"]))
+    legend = [t for attrs, t in page.svg_texts if attrs.get("class") == "legend"]
+    assert legend == ["\u25cf Horovod (gloo)", "\u25a0 torch.distributed/gloo"]
+    assert "beside torch.distributed/gloo on the same ranks" in " ".join("".join(page.text).split())
+
+
+def test_without_torchs_figure_the_table_says_why(data):
+    data["bandwidth"]["torch_allreduce"] = {"error": "not measured: horovod_check_bench_torch is false"}
+    page = Page(from_json(json.dumps(data)).to_html())
+    assert "torch busbw (GB/s)" not in page.tables["bandwidth"][0]
+    assert not [attrs for tag, attrs in page.tags if tag == "rect"]
+    assert ("p", {"id": "torch-not-measured"}) in page.tags
+    assert "not measured: horovod_check_bench_torch is false" in "".join(page.text)

@@ -3,8 +3,9 @@
 The same sizes, warm-up, iteration counts and bus-bandwidth formula, so the two tables can be set side by side
 in one run (the same hosts, the same launcher's ranks). Run under torchrun (it sets RANK, WORLD_SIZE,
 LOCAL_RANK, MASTER_ADDR/PORT); rank 0 prints one line `HVC_RESULT <json>` like the Horovod script.
-  torchrun --standalone --nproc_per_node 1 benchmarks/torch_allreduce_bench.py --backend nccl 4096 16777216
-Or under horovodrun's Gloo launcher (benchmarks/allreduce_vs_torch.py), which sets Horovod's variables instead.
+  torchrun --standalone --nproc_per_node 1 hvc_torch_allreduce_bench.py --backend nccl 4096 16777216
+Or under horovodrun's Gloo launcher (the check's bandwidth table, benchmarks/allreduce_vs_torch.py), which sets
+Horovod's variables instead.
 """
 import argparse
 import json

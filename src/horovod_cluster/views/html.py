@@ -108,17 +108,31 @@ def _smoke(report: CheckReport) -> list[dict[str, Any]]:
 def _bandwidth(bandwidth: dict[str, Any] | None) -> dict[str, Any] | None:
     if bandwidth is None:
         return None
+    from ..results import torch_busbw  # results imports this module to render a report
+
     allreduce = bandwidth.get("allreduce") or {}
     rows = allreduce.get("rows") or []
+    torch = bandwidth.get("torch_allreduce") or {}
+    beside = torch_busbw(bandwidth)
     link = bandwidth.get("link") or {}
     over = bandwidth.get("busbw_over_link")
+
+    def versus(row: dict[str, Any]) -> dict[str, str]:
+        other = beside.get(row["bytes"])
+        if other is None:
+            return {"torch": "-", "ratio": "-"}
+        return {"torch": f"{float(other):.4f}",
+                "ratio": f"{float(row['busbw_GBps']) / float(other):.2f}" if float(other) > 0 else "-"}
+
     return {
         "size": _text(allreduce.get("size")),
         "algorithm": _text(allreduce.get("algorithm")),
+        "torch_algorithm": _text(torch.get("algorithm")) if beside else "",
+        "torch_error": "" if beside else _text(torch.get("error") or ""),
         "rows": [{"bytes": _text(r["bytes"]), "us": f"{float(r['seconds']) * 1e6:.1f}",
-                  "algbw": f"{float(r['algbw_GBps']):.4f}", "busbw": f"{float(r['busbw_GBps']):.4f}"}
+                  "algbw": f"{float(r['algbw_GBps']):.4f}", "busbw": f"{float(r['busbw_GBps']):.4f}", **versus(r)}
                  for r in rows],
-        "plot": _plot(rows) if rows else None,
+        "plot": _plot(rows, torch.get("rows") or [] if beside else []) if rows else None,
         "reason": "" if rows else str(bandwidth.get("reason") or allreduce.get("error") or bandwidth.get("error")
                                       or "no table"),
         "command": "" if rows else str(allreduce.get("command") or ""),
@@ -166,10 +180,11 @@ def _y_ticks(bottom: float, top: float) -> list[float]:
     return ticks
 
 
-def _plot(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _plot(rows: list[dict[str, Any]], torch_rows: list[dict[str, Any]] = ()) -> dict[str, Any]:
     """busbw (GB/s, log10 y axis) over message size (log2 x axis, from the smallest size measured to the
-    largest): a line, one circle per row. A row without a positive size and busbw has no place on log
-    axes: it stays in the table and is named under the plot."""
+    largest): a line, one circle per row; torch.distributed's rows, when measured beside, a dashed second line.
+    A row without a positive size and busbw has no place on log axes: it stays in the table and is named
+    under the plot."""
     measured = sorted((float(r["bytes"]), float(r["busbw_GBps"])) for r in rows)
     sizes = [s for s, _ in measured if 0 < s < math.inf]
     points = [(s, b) for s, b in measured if 0 < s < math.inf and 0 < b < math.inf]
@@ -177,8 +192,12 @@ def _plot(rows: list[dict[str, Any]]) -> dict[str, Any]:
                 for s, b in measured if (s, b) not in points]
     if not points:
         return {"left_out": left_out, "svg": None}
+    # torch's points share the axes where they fall inside Horovod's sizes (the same sizes, measured beside)
+    torch_points = sorted((float(r["bytes"]), float(r["busbw_GBps"])) for r in torch_rows
+                          if sizes[0] <= float(r["bytes"]) <= sizes[-1] and 0 < float(r["busbw_GBps"]) < math.inf)
     lo, hi = math.log2(sizes[0]), math.log2(sizes[-1])
-    bottom, top = _y_range(min(b for _, b in points), max(b for _, b in points))
+    both = [b for _, b in points + torch_points]
+    bottom, top = _y_range(min(both), max(both))
     width, height = _W - _LEFT - _RIGHT, _H - _TOP - _BOTTOM
 
     def x(size: float) -> float:
@@ -202,6 +221,10 @@ def _plot(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "x_labels": labels,
         "line": " ".join(f"{x(s)},{y(b)}" for s, b in points),
         "points": [{"x": x(s), "y": y(b), "title": f"{s:.0f} B: {b:.4g} GB/s"} for s, b in points],
+        "torch_line": " ".join(f"{x(s)},{y(b)}" for s, b in torch_points),
+        "torch_points": [{"x": x(s), "y": y(b), "title": f"torch.distributed {s:.0f} B: {b:.4g} GB/s"}
+                         for s, b in torch_points],
+        "legend_x": _LEFT + 12, "legend_y": _TOP + 14,
         "left_out": left_out,
         "svg": True,
     }

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ..results import CheckReport, PlanResult, Result, RolloutResult, WheelhouseResult, smoke_results
+from ..results import CheckReport, PlanResult, Result, RolloutResult, WheelhouseResult, smoke_results, torch_busbw
 
 _STYLE = {"ok": "green", "changed": "yellow", "failed": "bold red", "unreachable": "bold red"}
 
@@ -181,16 +181,25 @@ def _smoke(results: dict[str, dict], console: Console) -> None:
 
 
 def _bandwidth(bandwidth: dict, console: Console) -> None:
-    """The allreduce table in nccl-tests' terms, then the link it ran over."""
+    """The allreduce table in nccl-tests' terms, torch.distributed's busbw beside it, then the link it ran over."""
     allreduce = bandwidth.get("allreduce") or {}
+    torch = bandwidth.get("torch_allreduce") or {}
     if allreduce.get("rows"):
-        table = Table("size (B)", "time (us)", "algbw (GB/s)", "busbw (GB/s)",
-                      title=Text(f"allreduce: {allreduce.get('size')} ranks, {allreduce.get('algorithm')}"),
+        beside = torch_busbw(bandwidth)
+        extra = ("torch busbw (GB/s)", "Horovod / torch") if beside else ()
+        table = Table("size (B)", "time (us)", "algbw (GB/s)", "busbw (GB/s)", *extra,
+                      title=Text(f"allreduce: {allreduce.get('size')} ranks, {allreduce.get('algorithm')}"
+                                 + (f", beside {torch.get('algorithm')}" if beside else "")),
                       title_justify="left")
         for row in allreduce["rows"]:
+            other = beside.get(row["bytes"])
+            versus = ("-", "-") if other is None else (f"{other:.4f}",
+                                                        f"{row['busbw_GBps'] / other:.2f}" if other > 0 else "-")
             table.add_row(*_cells(row["bytes"], f"{row['seconds'] * 1e6:.1f}", f"{row['algbw_GBps']:.4f}",
-                                  f"{row['busbw_GBps']:.4f}"))
+                                  f"{row['busbw_GBps']:.4f}", *(versus if beside else ())))
         console.print(table)
+        if torch.get("error"):
+            console.print(_visible(f"torch.distributed allreduce: {torch['error']}"), markup=False, highlight=False)
     elif bandwidth.get("status") or allreduce.get("error") or bandwidth.get("error"):
         reason = bandwidth.get("reason") or allreduce.get("error") or bandwidth.get("error")
         console.print(_visible(f"allreduce bandwidth: not measured: {reason}"), markup=False, highlight=False)
