@@ -23,9 +23,9 @@ Step 2: `python_env_plan(decided, inputs, seen)` -> step 1's result updated with
 
 `python_env_wheels(names, system, arch)` -> the wheel names that fit the host (sorted).
 
-`python_env_wheel_manifest(requirement, found)` -> a filled set's marker text (wheelhouse-fill.yml): the requirement,
-then `<sha256>  <wheel>` per wheel; `python_env_changed_wheels(marker_text, found, wheels)` -> the wheels whose sha256
-is no longer the recorded one (wheelhouse.yml refuses to ship them).
+`python_env_wheel_manifest(requirement, found, pip_output)` -> a filled set's marker text (wheelhouse-fill.yml): the
+requirement, then `<sha256>  <wheel>` per wheel of pip's download; `python_env_changed_wheels(marker_text, found,
+wheels)` -> the wheels whose sha256 is no longer the recorded one (wheelhouse.yml refuses to ship them).
 
 `python_env_conda_dependencies(inputs)` -> the conda dependencies of environment.yml (decide-conda.yml), from
     {"variant", "cuda_version", "arch", "python_version", "packages", "nvcc_metapackages"};
@@ -74,10 +74,18 @@ def _machine(system: str, arch: str) -> str:
 _SUM_LINE = re.compile(r"^([0-9a-f]{64})  ([A-Za-z0-9._+!-]+\.whl)\Z")
 
 
-def python_env_wheel_manifest(requirement: str, found) -> str:
+# pip download's line for each wheel of its resolution: new ("Saved") or already in --dest.
+_PIP_DOWNLOAD_LINE = re.compile(r"^\s*(?:Saved|File was already downloaded) (.+\.whl)\s*$", re.MULTILINE)
+
+
+def python_env_wheel_manifest(requirement: str, found, pip_output: str = "") -> str:
     """A filled wheel set's marker: its requirement, then the sha256 of each wheel as pip downloaded it. `found`:
-    ansible.builtin.find's files of the set (path, checksum with checksum_algorithm sha256)."""
-    names = sorted((os.path.basename(f["path"]), f["checksum"]) for f in found or [])
+    ansible.builtin.find's files of the set (path, checksum with checksum_algorithm sha256); `pip_output`: that
+    download's stdout. Only the wheels pip's output names, when it names any: the folder may also hold a wheel of an
+    earlier fill that a newer release of the same project replaced, which pip cannot install beside it."""
+    resolved = {os.path.basename(m) for m in _PIP_DOWNLOAD_LINE.findall(str(pip_output or ""))}
+    names = sorted((os.path.basename(f["path"]), f["checksum"]) for f in found or []
+                   if not resolved or os.path.basename(f["path"]) in resolved)
     return "\n".join([str(requirement)] + [f"{checksum}  {name}" for name, checksum in names]) + "\n"
 
 

@@ -67,20 +67,26 @@ def _sha256(path: Path) -> str:
 
 
 def test_a_wheel_changed_after_its_set_was_downloaded_reaches_no_host(tmp_path):
-    """The fill records each wheel's sha256 in the set's marker; a wheel truncated on the controller since (a full
-    disk) is refused before anything is copied, naming it, and the host keeps its good copy."""
+    """The fill records the sha256 of each wheel of its download in the set's marker, not an older release an earlier
+    fill left in the folder; a wheel truncated on the controller since (a full disk) is refused before anything is
+    copied, naming it, and the host keeps its good copy."""
     host = "hvc-node1"
     wheelhouse = tmp_path / "wheelhouse"
     own = wheelhouse / WHEEL_SET.name
     own.mkdir(parents=True)
     for wheel in WHEEL_SET.glob("*.whl"):  # the wheels without the marker: this rollout's fill finds them there
         shutil.copy2(wheel, own)
+    stale = own / "filelock-3.0.0-py3-none-any.whl"  # an earlier fill's filelock, replaced on PyPI since
+    shutil.copy2(next(own.glob("filelock-*.whl")), stale)
     cluster = Cluster(SANDBOX, artifacts_dir=tmp_path / "runs", extravars={"python_env_wheelhouse": str(wheelhouse)})
     first = cluster.rollout(limit=host, tags="python_env")
     assert first.ok, first.to_json()
     marker = (own / "torch-2.13.0+cpu_numpy.complete").read_text().splitlines()
     assert marker[0] == "torch==2.13.0+cpu"
-    assert dict(reversed(line.split("  ")) for line in marker[1:]) == {w.name: _sha256(w) for w in own.glob("*.whl")}
+    recorded = dict(reversed(line.split("  ")) for line in marker[1:])
+    assert recorded == {name: _sha256(own / name) for name in recorded} and stale.name not in recorded
+    projects = [name.split("-")[0] for name in recorded]
+    assert sorted(projects) == sorted(set(projects)) and {"torch", "sympy", "filelock"} <= set(projects), projects
 
     victim = next(own.glob("sympy-*.whl"))
     good = _sha256(victim)

@@ -439,6 +439,23 @@ def test_conda_commented_form_carries_the_same_specs_and_the_comment_lines(varia
     assert len(comments) == (2 if variant == "cpu" else 3)
 
 
+def test_a_filled_sets_marker_holds_the_wheels_pip_named_not_an_earlier_fills_older_release():
+    """The set's folder kept filelock 4.3.1 from an earlier fill; PyPI has 4.3.2 since, which this download saved
+    beside it. Both in the marker, pip's hash-checking install gets two filelocks and fails (CI, 2026-12-03)."""
+    old, new, torch = ("filelock-4.3.1-py3-none-any.whl", "filelock-4.3.2-py3-none-any.whl",
+                       "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")
+    found = [{"path": f"/wh/set/{name}", "checksum": c * 64} for name, c in ((old, "a"), (new, "b"), (torch, "c"))]
+    output = ("Looking in indexes: https://pypi.org/simple\nCollecting torch==2.13.0+cpu\n"
+              f"  File was already downloaded /wh/set/{torch}\nCollecting filelock (from torch==2.13.0+cpu)\n"
+              f"  Downloading {new} (16 kB)\nSaved ./set/{new}\nSuccessfully downloaded torch filelock\n")
+    marker = python_env_wheel_manifest("torch==2.13.0+cpu", found, output)
+    assert marker == f"torch==2.13.0+cpu\n{'b' * 64}  {new}\n{'c' * 64}  {torch}\n"
+    assert python_env_hashed_wheels(marker, [old, new, torch], "/w") == (
+        f"/w/{new} --hash=sha256:{'b' * 64}\n/w/{torch} --hash=sha256:{'c' * 64}\n")
+    # an output that names no wheel (a pip.conf with quiet = 1) leaves the folder's wheels, as before
+    assert python_env_wheel_manifest("torch==2.13.0+cpu", found, "").count(".whl") == 3
+
+
 def test_a_filled_sets_marker_records_each_wheels_sha256_and_a_changed_wheel_is_named():
     torch, numpy = "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl", "numpy-2.2.6-cp311-cp311-linux_x86_64.whl"
     found = [{"path": f"/wh/set/{numpy}", "checksum": "b" * 64}, {"path": f"/wh/set/{torch}", "checksum": "a" * 64}]
