@@ -12,23 +12,29 @@ source scripts/stage.sh
 # Two lanes side by side keep the 2 cores busy. The molecule lane runs every scenario: python_env
 # and horovod_cluster go first because they fill the caches the sandbox shares (the CPU wheelhouse,
 # the CPU Horovod wheel), then the other amd64 scenarios, then the arm64 one under qemu, then the
-# unit tests. The sandbox lane runs the integration tests that need no sandbox, then -- once those
-# caches are filled, so that no cache is ever filled by two runs at once -- the main job on the
-# sandbox and the tests that build on its cluster. (Measured: the sandbox lane is the longer one.)
+# unit and plan tests and a Debian 13 rollout on the controller of today. The sandbox lane runs the
+# other integration tests that need no sandbox, then -- once those caches are filled, so that no
+# cache is ever filled by two runs at once -- the main job on the sandbox and the tests that build
+# on its cluster.
 ARM64_SCENARIOS=(preflight_arm64)
 AMD64_FIRST=(python_env horovod_cluster)
-AMD64_THEN=(preflight toolchain mpi_cluster)
+AMD64_THEN=(preflight toolchain)
 # The slow tier, documented in docs/testing.md (toolchain_arm64: 12 min under qemu; horovod_nccl: 15 min warm, a
-# 2.9 GB CUDA wheel set and an nvcc compile cold, which alone would break the cold CI budget).
-# Integration tests that need no sandbox and close the molecule lane instead of opening the sandbox lane:
-# the sandbox lane is the longer one (stop 56: 4910 s against 3510 s; 2026-11-29: 2955 s against about 2200 s),
-# these are ~900 s of it.
-MOLECULE_LANE_TESTS=(tests/integration/test_settings_refused.py tests/integration/test_injection_refused.py
-  tests/integration/test_lab_plan.py tests/integration/test_preflight_plan.py)
-# Today's machines (issue 46), also closing the molecule lane: two Debian 13 hosts rolled out and checked from a
-# controller of today (Python 3.13, the newest ansible-core), after the unit and plan tests on that controller.
+# 2.9 GB CUDA wheel set and an nvcc compile cold, which alone would break the cold CI budget; mpi_cluster: 8 min,
+# its mesh, hostfile and MPI job across hosts are the sandbox run's too).
+# Each test that needs no sandbox runs once by default, on one of two controllers: the unit tests and these plan
+# tests on the controller of today (Python 3.13, the newest ansible-core: stage newest-controller, which closes the
+# molecule lane), the other integration tests on this one (Python 3.11, ansible-core 2.19: stage pytest-integration,
+# which opens the sandbox lane). The slow tier runs these on this controller too. (Both everywhere made a warm CI run
+# 76 min on 2026-12-03: one non-sandbox test set took 1900 s a controller.)
+NEWEST_TESTS=(tests/unit tests/integration/test_settings_refused.py tests/integration/test_lab_plan.py
+  tests/integration/test_preflight_plan.py tests/integration/test_recorded_gpu_plan.py
+  tests/integration/test_minimal_inventory_plan.py tests/integration/test_preflight_bad_input.py
+  tests/integration/test_python_env_decide.py)
+# Today's machines (issue 46), also closing the molecule lane: two Debian 13 hosts rolled out and checked from the
+# controller of today.
 TODAY_TEST=tests/integration/test_today_sandbox.py
-SLOW_SCENARIOS=(cuda_distro toolchain_arm64 horovod_nccl)
+SLOW_SCENARIOS=(cuda_distro toolchain_arm64 horovod_nccl mpi_cluster)
 
 stage setup bash scripts/setup.sh
 source "${HVC_VENV:-$ROOT/.venv}/bin/activate"
@@ -91,7 +97,7 @@ else
   sandbox_lane() {
     STAGE_TIMES=()
     stage pytest-integration pytest -q -m "not sandbox" --durations=15 tests/integration \
-      "${MOLECULE_LANE_TESTS[@]/#/--ignore=}"
+      "${NEWEST_TESTS[@]/#/--ignore=}"
     if ((sandbox)); then
       stage wait-for-caches wait_for "$caches_ready"
       stage sandbox-run bash scripts/sandbox-run.sh
@@ -113,15 +119,13 @@ else
   touch "$caches_ready"
   stage molecule-amd64-more run_lane "${AMD64_THEN[@]}"
   stage molecule-arm64 run_lane "${ARM64_SCENARIOS[@]}"
-  # The unit tests and a share of the integration tests close this lane: the sandbox lane, which also waits
-  # for the caches, is the longer one.
-  stage pytest-unit pytest -q --durations=5 tests/unit
-  stage pytest-integration-more pytest -q -m "not sandbox" --durations=5 "${MOLECULE_LANE_TESTS[@]}"
-  # the unit and plan tests again on Python 3.13 with the newest ansible-core (a Debian 13 container)
-  stage newest-controller bash scripts/newest-controller.sh
+  # the unit tests and the plan tests on the controller of today, then a rollout from it
+  stage newest-controller bash scripts/newest-controller.sh python -m pytest -q -p no:cacheprovider --durations=5 \
+    "${NEWEST_TESTS[@]}"
   ((sandbox)) && stage today pytest -q -s --durations=5 "$TODAY_TEST"
   if [[ "${HVC_SLOW:-0}" == 1 ]]; then
     stage molecule-slow run_lane "${SLOW_SCENARIOS[@]}"
+    stage unit-and-plan-2.19 pytest -q --durations=5 "${NEWEST_TESTS[@]}"
   fi
   side_wait() {
     local code=0
