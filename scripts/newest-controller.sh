@@ -42,8 +42,8 @@ for name in PIP_CERT PIP_INDEX_URL PIP_EXTRA_INDEX_URL HTTPS_PROXY HTTP_PROXY NO
   [[ -n "${!name:-}" ]] && env_args+=(-e "$name")
 done
 # The controller is one cgroup, weighed against each sandbox host's and every process of the other lane: at podman's
-# default weight the unit and plan tests took 1771 s beside the sandbox tests (410 s alone). The weight of four keeps
-# its lane even; where podman may not set it (rootless without the cpu controller), the default.
+# default weight the unit and plan tests took 1771 s beside the sandbox tests and a qemu compile (410 s alone). The
+# weight of four keeps its lane even; where podman may not set it (rootless without the cpu controller), the default.
 weight=()
 podman run --rm --cpu-shares 4096 "$IMAGE" true > /dev/null 2>&1 && weight=(--cpu-shares 4096)
 exec podman run --rm "${weight[@]}" --network host -v "$ROOT:$ROOT" -v "$CACHE:$CACHE" -v /tmp:/tmp \
