@@ -15,6 +15,14 @@ IMAGE=localhost/horovod-cluster/controller:trixie-amd64
 VENV="$CACHE/controller-py313"
 (($#)) || set -- python -m pytest -q -p no:cacheprovider tests/unit
 
+if ! podman image exists "$IMAGE"; then
+  podman image exists "$NODE" || "${HVC_VENV:-$ROOT/.venv}/bin/horovod-cluster" sandbox build --debian 13
+  # the node image runs systemd and sshd; the controller needs only venv (apt from Debian's archive)
+  printf 'FROM %s\nRUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv' \
+    "$NODE" | podman build -q -t "$IMAGE" -f - "$ROOT/scripts" > /dev/null
+fi
+mkdir -p "$CACHE"
+
 # In the container: the venv when missing, a week old (the newest ansible-core moves) or made from another
 # pyproject.toml, then the command. The marker holds pyproject.toml's digest (a CI clone's files are all new: no
 # mtime tells) and the checkout whose src/ the editable install imports (another clone made it: only that is redone).

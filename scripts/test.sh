@@ -9,7 +9,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 source scripts/stage.sh
 
-# Two lanes side by side keep the 2 cores busy. The molecule lane runs every scenario: python_env
+# Two lanes side by side keep the 2 cores busy. The molecule lane runs the scenarios: python_env
 # and horovod_cluster go first because they fill the caches the sandbox shares (the CPU wheelhouse,
 # the CPU Horovod wheel), then the other amd64 scenarios, then the arm64 one under qemu, then the
 # unit and plan tests and a Debian 13 rollout on the controller of today. The sandbox lane runs the
@@ -25,8 +25,8 @@ AMD64_THEN=(preflight toolchain)
 # Each test that needs no sandbox runs once by default, on one of two controllers: the unit tests and these plan
 # tests on the controller of today (Python 3.13, the newest ansible-core: stage newest-controller, which closes the
 # molecule lane), the other integration tests on this one (Python 3.11, ansible-core 2.19: stage pytest-integration,
-# which opens the sandbox lane). The slow tier runs these on this controller too. (Both everywhere made a warm CI run
-# 76 min on 2026-12-03: one non-sandbox test set took 1900 s a controller.)
+# which opens the sandbox lane). The slow tier runs these on this controller too. (On both, a warm CI run took
+# 76 min on 2026-12-03: one such set was about 1900 s a controller.)
 NEWEST_TESTS=(tests/unit tests/integration/test_settings_refused.py tests/integration/test_lab_plan.py
   tests/integration/test_preflight_plan.py tests/integration/test_recorded_gpu_plan.py
   tests/integration/test_minimal_inventory_plan.py tests/integration/test_preflight_bad_input.py
