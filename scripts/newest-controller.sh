@@ -11,15 +11,20 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${HOROVOD_CLUSTER_CACHE:-$HOME/.cache/horovod-cluster}"
 NODE=localhost/horovod-cluster/node:trixie-amd64
-IMAGE=localhost/horovod-cluster/controller:trixie-amd64
 VENV="$CACHE/controller-py313"
 (($#)) || set -- python -m pytest -q -p no:cacheprovider tests/unit
 
+# The node image runs systemd and sshd; the controller adds venv and g++ (tests/compile_patches.py compiles with the
+# controller's compiler), from Debian's archive. The tag carries the recipe's digest: a changed recipe builds anew.
+recipe="FROM $NODE
+RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv g++"
+IMAGE="localhost/horovod-cluster/controller:trixie-amd64-$(sha256sum <<<"$recipe" | cut -c1-12)"
 if ! podman image exists "$IMAGE"; then
   podman image exists "$NODE" || "${HVC_VENV:-$ROOT/.venv}/bin/horovod-cluster" sandbox build --debian 13
-  # the node image runs systemd and sshd; the controller needs only venv (apt from Debian's archive)
-  printf 'FROM %s\nRUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv' \
-    "$NODE" | podman build -q -t "$IMAGE" -f - "$ROOT/scripts" > /dev/null
+  podman build -q -t "$IMAGE" -f - "$ROOT/scripts" <<<"$recipe" > /dev/null
+  # earlier recipes' images go
+  podman images --format '{{.Repository}}:{{.Tag}}' localhost/horovod-cluster/controller | grep -vxF "$IMAGE" \
+    | xargs -r podman rmi > /dev/null || true
 fi
 mkdir -p "$CACHE"
 
@@ -45,9 +50,13 @@ exec "$@"
 '
 # By name only: podman copies the value from this environment, so index or proxy credentials stay out of argv.
 env_args=()
-for name in PIP_CERT PIP_INDEX_URL PIP_EXTRA_INDEX_URL HTTPS_PROXY HTTP_PROXY NO_PROXY HOROVOD_ARTIFACTS_DIR HVC_SLOW \
-  HOROVOD_CLUSTER_CACHE; do
+for name in PIP_CERT PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_FIND_LINKS PIP_DEFAULT_TIMEOUT HTTPS_PROXY HTTP_PROXY \
+  NO_PROXY HOROVOD_ARTIFACTS_DIR HVC_SLOW HOROVOD_CLUSTER_CACHE; do
   [[ -n "${!name:-}" ]] && env_args+=(-e "$name")
+done
+# pip's local find-links folders (a lab's wheel mirror) at their own paths, read-only
+for link in ${PIP_FIND_LINKS:-}; do
+  [[ "$link" == /* && -d "$link" ]] && env_args+=(-v "$link:$link:ro")
 done
 # The controller is one cgroup, weighed against each sandbox host's and every process of the other lane: at podman's
 # default weight the unit and plan tests took 1771 s beside the sandbox tests and a qemu compile (410 s alone). The
