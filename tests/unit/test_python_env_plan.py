@@ -204,6 +204,15 @@ def test_a_complete_set_is_not_downloaded_again():
     assert d["plan"]["hashed"] is True  # the set goes in first, by its hashes
 
 
+def test_a_set_downloaded_in_this_run_is_installed_by_its_hashes_in_this_run():
+    """A cold cache: the set is filled by this run, so decide sees no wheel of it yet. It goes in by its hashes now,
+    as it will on the next run: otherwise the next run writes hvc-wheels.txt (a cold CI's idempotence failed so)."""
+    d, failed = decide(DEBIAN_AMD64, {"wheelhouse_is_dir": True}, {}, python_env_torch_version="2.13.0",
+                       python_env_wheelhouse=WH)
+    assert not failed and d["fill"] and d["wheels"] == []
+    assert d["plan"]["hashed"] is True
+
+
 def test_only_a_filled_set_is_installed_by_its_hashes():
     """A set is one resolution of pip download's; a flat wheelhouse of one's own may hold two releases of a package,
     and python_env_wheelhouse_files are the user's choice: those go by name as before."""
