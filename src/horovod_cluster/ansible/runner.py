@@ -126,9 +126,11 @@ def load_inventory(sources: Sequence[Path], content: Path, options: AnsibleOptio
 
 
 def _short_inventory_error(text: str) -> str:
-    """ansible-inventory repeats one YAML error per inventory plugin: keep the first and the verdict."""
+    """ansible-inventory repeats one YAML error per inventory plugin: keep the first and the verdict. Its own lines
+    start with "[": a Python warning printed before them (cryptography's deprecations) is not the reason."""
     lines = [line for line in text.strip().splitlines() if line.strip()]
-    keep = lines[:1] + [line for line in lines if line.startswith("Origin:")][:1]
+    ansible_lines = [line for line in lines if line.startswith("[")]
+    keep = (ansible_lines or lines)[:1] + [line for line in lines if line.startswith("Origin:")][:1]
     keep += [line for line in lines if line.startswith("[ERROR]")]
     return "\n".join(dict.fromkeys(keep)) or text.strip()
 
