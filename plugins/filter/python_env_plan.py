@@ -394,10 +394,10 @@ def python_env_plan(decided: dict, inputs: dict, seen: dict | None = None) -> di
     else:
         names = seen.get("wheelhouse_wheels") or []
     wheels = python_env_wheels([str(n) for n in names], system, arch)
-    # the host's wheels are a set this role downloads now or did download (its marker lists them, with their sums);
-    # one downloaded now has no wheels yet, and is installed by its hashes all the same (else a second run would)
-    wheel_set = ((len(wheels) > 0 or bool(fill)) and len(requirement) > 0 and not wheelhouse_files
-                 and (bool(fill) or complete) and wheel_dir == set_dir and wheel_dir != wheelhouse)
+    # the host's wheels are a set this role downloads now (no wheels listed yet) or did download (its marker lists
+    # them, with their sums): either way installed by its hashes, so a second run changes nothing
+    wheel_set = ((bool(fill) or (len(wheels) > 0 and complete)) and len(requirement) > 0 and not wheelhouse_files
+                 and wheel_dir == set_dir and wheel_dir != wheelhouse)
 
     # pip sources, written as option lines at the top of the requirements file (pip honours them there).
     torch_in_wheelhouse = bool(fill) or any(
