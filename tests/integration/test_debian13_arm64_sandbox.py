@@ -27,7 +27,7 @@ def pi13(tmp_path_factory):
     with own_sandbox(root, "hvc-p13", count=0, debian13_arm64=1) as (_, hosts):
         cluster = Cluster(root / "inventory", artifacts_dir=root / "runs",
                           extravars={"horovod_artifacts_dir": str(root / "wheels"),
-                                     "horovod_build_timeout": 7200})  # 3600 s ran out under qemu beside a CI run
+                                     "horovod_build_timeout": 10800})  # 7200 s ran out under qemu beside a CI run
         rollout = cluster.rollout()
         print(f"\ndebian13 arm64 rollout: {rollout.duration:.0f} s")
         yield hosts[0].name, rollout, cluster.check(smoke=True)
