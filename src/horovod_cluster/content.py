@@ -38,12 +38,18 @@ def cache_dir() -> Path:
 
 
 @functools.cache
-def settings_engine(path: Path | None = None) -> ModuleType:
-    """The collection's settings engine (plugins/filter/hvc_settings.py), the one place its rules are written:
-    preflight runs it on the hosts' variables, the package on its own arguments (e.g. `serial`)."""
-    source = (path or content_dir()) / "plugins" / "filter" / "hvc_settings.py"
-    spec = importlib.util.spec_from_file_location("horovod_cluster._hvc_settings", source)
+def filter_plugin(name: str, path: Path | None = None) -> ModuleType:
+    """One of the collection's filter plugins (plugins/filter/<name>.py) as a module: where a rule the roles
+    apply is also the package's, it is written once there and loaded here."""
+    source = (path or content_dir()) / "plugins" / "filter" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"horovod_cluster._{name}", source)
     assert spec and spec.loader, source
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def settings_engine(path: Path | None = None) -> ModuleType:
+    """The collection's settings engine (plugins/filter/hvc_settings.py), the one place its rules are written:
+    preflight runs it on the hosts' variables, the package on its own arguments (e.g. `serial`)."""
+    return filter_plugin("hvc_settings", path)

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .content import filter_plugin
 from .results import SCHEMA_VERSION
 
 OutputCallback = Callable[[str], None]
@@ -38,7 +39,6 @@ _EXIT_CODE = re.compile(r"^\s*Exit code:\s*(-?\d+)\s*$")
 _SSH_TYPES = ("ssh", "smart", "paramiko", "paramiko_ssh", "ansible.builtin.ssh", "ansible.builtin.paramiko_ssh")
 _LOCAL_TYPES = ("local", "ansible.builtin.local")
 _ENV_NAME = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")  # \Z: `$` would accept a trailing newline
-_HOSTFILE_LINE = re.compile(r"^\s*([^#\s]+)(?:\s+slots\s*=\s*(\d+))?")
 # A host name or address, as ssh_mesh's __ssh_mesh_name_re (tests/unit/test_job.py holds them equal).
 HOST_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]*\Z")
 _SLOTS = re.compile(r"slots\s*=\s*([0-9]+)\Z")
@@ -120,9 +120,8 @@ def job_request(job_id: str, controller: str, np: int | None, workdir: str | Non
 
 
 def hostfile_slots(text: str) -> list[tuple[str, int]]:
-    """(host, slots) of each line of a hostfile ("host slots=N"; no slots= is one, as in horovodrun)."""
-    found = (_HOSTFILE_LINE.match(line) for line in text.splitlines())
-    return [(m.group(1), int(m.group(2) or 1)) for m in found if m]
+    """(host, slots) of each line of a hostfile, read as the check reads it (plugins/filter/hvc_hostfile.py)."""
+    return [(host, slots) for host, slots in filter_plugin("hvc_hostfile").hostfile_slots(text)]
 
 
 def check_hostfile(text: str, source: str) -> None:
