@@ -50,3 +50,17 @@ def test_importing_the_package_patches_no_other_package():
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_collection_requires_the_ansible_core_the_package_is_tested_with():
+    """galaxy's requires_ansible and pyproject.toml's ansible-core pin say one range: a collection user on an
+    untested ansible-core is told so by ansible-galaxy, as a pip user is by pip."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+    from packaging.specifiers import SpecifierSet
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    core = next(pin.specifier for pin in map(Requirement, project["dependencies"]) if pin.name == "ansible-core")
+    required = SpecifierSet(yaml.safe_load((REPO / "meta" / "runtime.yml").read_text())["requires_ansible"])
+    for version in ("2.16.0", "2.18.9", "2.19.0", "2.21.5", "2.22.0"):
+        assert required.contains(version) == core.contains(version), (version, str(required), str(core))
