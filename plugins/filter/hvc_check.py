@@ -73,6 +73,38 @@ def check_findings(hosts, keys=KEYS):
     return findings
 
 
+def _major_minor(version):
+    return ".".join(str(version or "").split(".")[:2])
+
+
+def check_record(versions):
+    """One host's record from what hvc_probe.py printed on it: {compare: the values check_findings compares,
+    absent and unknown as values too; job: what another host must share with this one to run one job (as the
+    plan's hvc_horovod.plan.job, here measured); problems, healthy}."""
+    versions = dict(versions or {})
+    mpirun = versions.get("mpirun") or ""
+    problems = ["%s not installed" % name for name in ("horovod", "torch") if not versions.get(name)]
+    return {
+        "compare": {
+            "python": _major_minor(versions.get("python")),
+            "torch": versions.get("torch") or "absent",
+            "horovod": versions.get("horovod") or "absent",
+            "mpi_major": mpirun.split(".")[0] if mpirun else "absent",
+            "controllers": versions.get("controllers") or "unknown",
+            "gloo_transport": versions.get("gloo_transport") or "unknown",
+        },
+        "job": {
+            "python": _major_minor(versions.get("python")),
+            "gloo_transport": versions.get("gloo_transport") or "",
+            "mpi_major": mpirun.split(".")[0],
+            "gpu": "nccl" in (versions.get("tensor_operations") or "").split(","),
+            "controllers": [name for name in (versions.get("controllers") or "").split(",") if name],
+        },
+        "problems": problems,
+        "healthy": not problems,
+    }
+
+
 class FilterModule(object):
     def filters(self):
-        return {"hvc_check_findings": check_findings}
+        return {"hvc_check_findings": check_findings, "hvc_check_record": check_record}

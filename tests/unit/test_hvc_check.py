@@ -73,3 +73,33 @@ def test_every_other_difference_breaks_every_job_and_an_unknown_transport_is_lef
     hosts = {"x1": host(gloo_transport="tcp"), "x2": host(horovod="0.28.0", gloo_transport="unknown")}
     [finding] = hvc_check.check_findings(hosts)
     assert (finding["key"], finding["only_for"]) == ("horovod", "")
+
+
+# What roles/horovod_check/files/hvc_probe.py prints on a rolled-out sandbox host (Debian 12, torch 2.13.0); what
+# it cannot find it prints as null
+PROBED = {"python": "3.11.2", "torch": "2.13.0+cpu", "horovod": "0.28.1",
+          "mpirun": "4.1.4", "mpi_prefix": "", "cmake": "3.25.1", "controllers": "gloo,mpi",
+          "tensor_operations": "gloo,mpi", "gloo_transport": "tcp"}
+
+
+def test_a_hosts_record_from_its_probe():
+    record = hvc_check.check_record(PROBED)
+    assert record["compare"] == {"python": "3.11", "torch": "2.13.0+cpu", "horovod": "0.28.1", "mpi_major": "4",
+                                 "controllers": "gloo,mpi", "gloo_transport": "tcp"}
+    assert record["job"] == {"python": "3.11", "gloo_transport": "tcp", "mpi_major": "4", "gpu": False,
+                             "controllers": ["gloo", "mpi"]}
+    assert record["problems"] == [] and record["healthy"] is True
+    assert hvc_check.check_record({**PROBED, "tensor_operations": "gloo,mpi,nccl"})["job"]["gpu"] is True
+
+
+def test_what_a_bare_host_lacks_is_a_value_compared_and_a_problem():
+    bare = {**PROBED, "torch": None, "horovod": None, "mpirun": None, "controllers": None, "tensor_operations": None}
+    record = hvc_check.check_record(bare)
+    assert record["compare"] == {"python": "3.11", "torch": "absent", "horovod": "absent", "mpi_major": "absent",
+                                 "controllers": "unknown", "gloo_transport": "tcp"}
+    assert record["job"] == {"python": "3.11", "gloo_transport": "tcp", "mpi_major": "", "gpu": False,
+                             "controllers": []}
+    assert record["problems"] == ["horovod not installed", "torch not installed"] and not record["healthy"]
+    # two such hosts beside a full one: the check's findings name the missing pieces
+    hosts = {"a": {"arch": "x86_64", **hvc_check.check_record(PROBED)}, "b": {"arch": "x86_64", **record}}
+    assert {f["key"] for f in hvc_check.check_findings(hosts)} == {"torch", "horovod", "mpi_major"}
