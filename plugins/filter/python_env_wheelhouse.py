@@ -1,9 +1,11 @@
 # -*- coding: utf-8 -*-
 # Apache-2.0
-"""The controller wheelhouse fill (roles/python_env/tasks/wheelhouse-fill.yml) as pure functions: how pip runs for
-each wheel set, and what each set's download came to after its one or two tries."""
+"""The controller wheelhouse as pure functions: filling it (roles/python_env/tasks/wheelhouse-fill.yml: how pip runs
+for each wheel set, what each set's download came to after its one or two tries) and sending a host its wheels
+(wheelhouse.yml: which ones it lacks)."""
 from __future__ import annotations
 
+import os
 import re
 
 # pip's lines that say nothing about why a download failed (a find-links folder it ignores, its own retries)
@@ -34,7 +36,18 @@ def python_env_fill_outcomes(first, second=None):
     return outcomes
 
 
+def python_env_wheels_to_send(wheels, here, there):
+    """The wheels of `wheels` the host lacks or holds changed: `here` and `there` are ansible.builtin.find's files
+    (sha256 checksums) on the controller and on the host. A wheel the host holds with the controller's checksum and
+    the mode the copy sets (0644) is not sent again."""
+    sums = {os.path.basename(found["path"]): found.get("checksum") for found in here or []}
+    same = {os.path.basename(found["path"]) for found in there or []
+            if found.get("mode") == "0644" and sums.get(os.path.basename(found["path"])) == found.get("checksum")}
+    return [wheel for wheel in wheels or [] if wheel not in same]
+
+
 class FilterModule(object):
     def filters(self):
         return {"python_env_fill_runners": python_env_fill_runners,
-                "python_env_fill_outcomes": python_env_fill_outcomes}
+                "python_env_fill_outcomes": python_env_fill_outcomes,
+                "python_env_wheels_to_send": python_env_wheels_to_send}

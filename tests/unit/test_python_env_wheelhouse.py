@@ -1,8 +1,8 @@
-"""The wheelhouse fill's choices (plugins/filter/python_env_fill.py): how pip runs per set and what each set's
-download came to."""
+"""The controller wheelhouse's choices (plugins/filter/python_env_wheelhouse.py): how pip runs per set, what each
+set's download came to, which wheels a host is sent."""
 from __future__ import annotations
 
-import python_env_fill as fill
+import python_env_wheelhouse as fill
 
 PYTHON, SCRIPT = "/venv/bin/python3", "/roles/python_env/files/pip_for_platform.py"
 OWN = {"dir": "/wh/linux-x86_64-py3.11-torch2.13.0-cpu", "target": ["Linux", "x86_64", "3.11"],
@@ -46,3 +46,19 @@ def test_nothing_to_fill_and_a_skipped_second_try():
     # a command that could not start has no rc: not downloaded
     unstarted = {"results": [{"item": OWN, "failed": True, "msg": "no such file"}]}
     assert fill.python_env_fill_outcomes(unstarted)[0]["ok"] is False
+
+
+def found(path, checksum, mode="0644"):
+    """One file as ansible.builtin.find lists it with get_checksum."""
+    return {"path": path, "checksum": checksum, "mode": mode, "size": 1}
+
+
+def test_a_host_is_sent_the_wheels_it_lacks_or_holds_changed():
+    wheels = ["numpy-2.1.0.whl", "torch-2.13.0.whl", "filelock-3.16.whl", "sympy-1.13.whl"]
+    here = [found("/wh/set/" + name, "sum-" + name) for name in wheels] + [found("/wh/set/stray.whl", "s")]
+    there = [found("/opt/wh/numpy-2.1.0.whl", "sum-numpy-2.1.0.whl"),     # the same: not sent
+             found("/opt/wh/torch-2.13.0.whl", "truncated"),              # changed: sent
+             found("/opt/wh/filelock-3.16.whl", "sum-filelock-3.16.whl", mode="0600")]  # another mode: sent
+    assert fill.python_env_wheels_to_send(wheels, here, there) == ["torch-2.13.0.whl", "filelock-3.16.whl",
+                                                                    "sympy-1.13.whl"]
+    assert fill.python_env_wheels_to_send(wheels, here, [found("/opt/wh/" + w, "sum-" + w) for w in wheels]) == []
