@@ -186,8 +186,9 @@ def test_project_inventories_and_scenarios_pass(tmp_path):
                *_molecule_inventories(tmp_path)]
     play = tmp_path / "play.yml"
     play.write_text(json.dumps([{"name": "Check", "hosts": "all", "gather_facts": False, "tasks": [{
-        "name": "Findings", "ansible.builtin.debug": {"msg": "{{ hostvars[inventory_hostname] | hvc_settings_findings("
-                                                      "inventory_hostname, '%s') }}" % (REPO / "roles")}}]}]))
+        "name": "Findings", "ansible.builtin.debug": {
+            "msg": "{{ hostvars[inventory_hostname] | hvc.horovod_cluster.hvc_settings_findings("
+                   "inventory_hostname, '%s') }}" % (REPO / "roles")}}]}]))
     checked = 0
     for name, source in sources:
         run = ansible_playbook_json([play, "-i", source, "-e", "ansible_connection=local"])

@@ -70,7 +70,6 @@ def ansible_env(content: Path) -> dict[str, str]:
         "ANSIBLE_ROLES_PATH": content / "roles",
         "ANSIBLE_LIBRARY": content / "plugins" / "modules",
         "ANSIBLE_MODULE_UTILS": content / "plugins" / "module_utils",
-        "ANSIBLE_FILTER_PLUGINS": content / "plugins" / "filter",
         "ANSIBLE_ACTION_PLUGINS": content / "plugins" / "action",
     }
     env.update({name: str(path) for name, path in paths.items() if path.is_dir()})
