@@ -82,21 +82,22 @@ def check_record(versions):
     absent and unknown as values too; job: what another host must share with this one to run one job (as the
     plan's hvc_horovod.plan.job, here measured); problems, healthy}."""
     versions = dict(versions or {})
-    mpirun = versions.get("mpirun") or ""
+    python = _major_minor(versions.get("python"))
+    mpi_major = (versions.get("mpirun") or "").split(".")[0]
     problems = ["%s not installed" % name for name in ("horovod", "torch") if not versions.get(name)]
     return {
         "compare": {
-            "python": _major_minor(versions.get("python")),
+            "python": python,
             "torch": versions.get("torch") or "absent",
             "horovod": versions.get("horovod") or "absent",
-            "mpi_major": mpirun.split(".")[0] if mpirun else "absent",
+            "mpi_major": mpi_major or "absent",
             "controllers": versions.get("controllers") or "unknown",
             "gloo_transport": versions.get("gloo_transport") or "unknown",
         },
         "job": {
-            "python": _major_minor(versions.get("python")),
+            "python": python,
             "gloo_transport": versions.get("gloo_transport") or "",
-            "mpi_major": mpirun.split(".")[0],
+            "mpi_major": mpi_major,
             "gpu": "nccl" in (versions.get("tensor_operations") or "").split(","),
             "controllers": [name for name in (versions.get("controllers") or "").split(",") if name],
         },
