@@ -7,7 +7,8 @@ role's prefix, proxy_env, the connection's user, address, become and interpreter
 `cluster` group (ssh_mesh and hostfile list them all), and the collection itself (roles, playbooks,
 plugins: an edited role is never taken for settled), run by one ansible-core version. site.yml records
 this digest with the host's state fingerprint at the end of a rollout and compares both at the start
-of the next (playbooks/settled.yml). Never connects to the host.
+of the next (playbooks/settled.yml). It also lists what the controller must still hold for the host
+(controller_missing): a host is not settled from a controller that lacks it. Never connects to the host.
 """
 from __future__ import annotations
 
@@ -28,8 +29,10 @@ import json
 import os
 from pathlib import Path
 
+import yaml
 from ansible.plugins.action import ActionBase
 from ansible.release import __version__ as ansible_version
+from ansible.template import trust_as_template
 
 # The collection's root (this file is plugins/action/hvc_state_inputs.py) and what of it a rollout runs.
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,6 +43,17 @@ NOT_READ = (".md",)
 CONNECTION = ("ansible_host", "ansible_user", "ansible_become", "ansible_become_user", "ansible_become_method",
               "ansible_python_interpreter", "proxy_env")
 _CONTENT_DIGEST: dict = {}
+# What a later run needs from the controller, per role, in that role's own variables (its defaults where the
+# inventory sets none): ssh_mesh's cluster keypair and each host's mesh and hostfile records. A controller
+# without them (another checkout or inventory path, a wiped cache, a second admin machine) must roll out in full:
+# found settled, it would leave them missing, and a later --limit run would make a new mesh key for part of the
+# cluster only, or leave out the hosts it holds no record of.
+CONTROLLER_FILES = {
+    "ssh_mesh": ("{{ ssh_mesh_key_dir }}/{{ ssh_mesh_key_name }}",
+                 "{{ ssh_mesh_key_dir }}/{{ ssh_mesh_key_name }}.pub",
+                 "{{ ssh_mesh_record_dir }}/{{ inventory_hostname }}.json"),
+    "hostfile": ("{{ hostfile_record_dir }}/{{ inventory_hostname }}.json",),
+}
 
 
 def content_digest(root=ROOT):
@@ -86,6 +100,21 @@ def inputs(task_vars, ignore=(), root=ROOT):
     return {"digest": _digest(parts), "parts": parts}
 
 
+def _trusted(value):
+    return trust_as_template(value) if isinstance(value, str) else value
+
+
+def controller_missing(task_vars, templar, root=ROOT):
+    """The paths of CONTROLLER_FILES the controller lacks for this host, rendered with the host's variables."""
+    missing = []
+    for role, paths in CONTROLLER_FILES.items():
+        defaults = yaml.safe_load((Path(root) / "roles" / role / "defaults" / "main.yml").read_text()) or {}
+        variables = {**{name: _trusted(value) for name, value in defaults.items()}, **task_vars}
+        render = templar.copy_with_new_env(available_variables=variables).template
+        missing += [path for path in (render(trust_as_template(p)) for p in paths) if not os.path.isfile(path)]
+    return missing
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("ignore",))
@@ -93,5 +122,6 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         ignore = frozenset(self._task.args.get("ignore") or [])
-        result.update(changed=False, **inputs(task_vars or {}, ignore))
+        result.update(changed=False, controller_missing=controller_missing(task_vars or {}, self._templar),
+                      **inputs(task_vars or {}, ignore))
         return result

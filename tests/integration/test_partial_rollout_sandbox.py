@@ -2,10 +2,12 @@
 
 ssh_mesh and hostfile take the hosts outside the play from the controller's records of their last
 run, so the limited host keeps the whole cluster in its known_hosts, ssh config and hostfile, the
-hosts outside the play are left as they were, and the cross-host check still spans every host.
+hosts outside the play are left as they were, and the cross-host check still spans every host. Those records
+and the cluster's keypair live on the controller: a controller that lacks them does not find the cluster settled.
 """
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -16,6 +18,9 @@ from horovod_cluster import Cluster
 ROOT = Path(__file__).resolve().parents[2]
 SANDBOX = ROOT / "inventories" / "sandbox"
 FILES = ["/etc/horovod/hostfile", "/etc/ssh/ssh_known_hosts", "/root/.ssh/config"]
+# The controller's folder of the cluster keypair, as inventories/sandbox/group_vars/all/ssh_mesh.yml sets it.
+KEY_DIR = Path.home() / ".cache/horovod-cluster/sandbox/ssh_mesh"
+KEY = "id_horovod_cluster"
 
 pytestmark = [
     pytest.mark.sandbox,
@@ -58,3 +63,29 @@ def test_limit_to_one_host_keeps_the_cluster_whole(tmp_path):
     report = cluster.check(smoke=True)
     assert report.ok, report.to_json()
     assert sorted({rank["host"] for rank in report.smoke["gloo"]["ranks"]}) == sorted(hosts)
+
+
+def test_a_controller_without_the_cluster_key_rolls_out_in_full(tmp_path):
+    """The keypair gone from the controller (a wiped cache, another checkout's or admin machine's): the cluster
+    is not settled, so the rollout makes a new keypair and puts it on every host, not only on the hosts of a
+    later --limit run (which would break the mesh), and the earlier key is no longer authorized anywhere."""
+    cluster = Cluster(SANDBOX, artifacts_dir=tmp_path / "runs")
+    hosts = cluster.hosts()
+    old = (KEY_DIR / f"{KEY}.pub").read_text().split()[1]
+    shutil.move(KEY_DIR, tmp_path / "old-keys")
+
+    result = cluster.rollout()
+    assert result.ok, result.to_json()
+    missing = f"the controller lacks what a later run needs: {KEY_DIR}/{KEY}, {KEY_DIR}/{KEY}.pub"
+    assert result.settled == {"settled": False, "hosts": {host: missing for host in hosts}}, result.settled
+    new = (KEY_DIR / f"{KEY}.pub").read_text().split()[1]
+    assert new != old
+    for host in hosts:
+        assert _exec(host, "cat", f"/root/.ssh/{KEY}.pub").split()[1] == new
+        authorized = _exec(host, "cat", "/root/.ssh/authorized_keys")
+        assert new in authorized and old not in authorized, host
+
+    # The hosts changed, so the rollout's smoke test ran: both launchers reached every host with the new key.
+    assert sorted(result.smoke) == ["gloo", "mpi"] and all(r["ok"] for r in result.smoke.values()), result.smoke
+    limited = cluster.rollout(limit=hosts[1])
+    assert limited.ok and limited.hosts[hosts[1]].changed == 0, limited.to_json()

@@ -164,3 +164,29 @@ def test_a_path_inside_another_listed_folder_is_walked_once(host):
     env = str(host["prefix"] / "venv")
     both = fp.fingerprint(host["paths"] + [env])
     assert both["digest"] == fp.fingerprint(host["paths"])["digest"] and env not in both["paths"]
+
+
+def test_a_controller_without_the_mesh_key_or_the_records_is_named(tmp_path):
+    """A host is settled only where the controller still holds the cluster keypair and the host's mesh and
+    hostfile records (each role's defaults name them where the inventory does not): a controller that lacks them
+    (another checkout, a wiped cache) rolls out in full, or a later --limit run would break the mesh."""
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar
+
+    inputs = _load_inputs()
+    cache, keys = tmp_path / "cache", tmp_path / "own-keys"
+    task_vars = {"inventory_hostname": "node1", "cluster_records_dir": str(cache / "records" / "lab"),
+                 "cluster_cache_dir": str(cache), "cluster_id": "lab"}
+    templar = Templar(loader=DataLoader())
+    wanted = [f"{cache}/ssh_mesh/lab/id_horovod_cluster", f"{cache}/ssh_mesh/lab/id_horovod_cluster.pub",
+              f"{cache}/records/lab/ssh_mesh/node1.json", f"{cache}/records/lab/hostfile/node1.json"]
+    assert inputs.controller_missing(task_vars, templar) == wanted
+    for path in map(Path, wanted[1:]):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}")
+    assert inputs.controller_missing(task_vars, templar) == wanted[:1]
+    Path(wanted[0]).write_text("key")
+    assert inputs.controller_missing(task_vars, templar) == []
+    # The inventory's own key folder counts, not the role's default.
+    assert inputs.controller_missing({**task_vars, "ssh_mesh_key_dir": str(keys)}, templar) == [
+        f"{keys}/id_horovod_cluster", f"{keys}/id_horovod_cluster.pub"]
