@@ -32,6 +32,13 @@ CONTROLLERS = ("gloo", "mpi")
 TENSORS = ("cpu", "cuda")
 # The job's variables (run --env) in the job folder on every host, 0600; each rank reads it (remote_command).
 ENV_FILE = ".hvc-job-env"
+# Each rank's compute threads where the job's variables set none: the host's processors shared among its ranks
+# (horovodrun's HOROVOD_LOCAL_SIZE, mpirun's OMPI_COMM_WORLD_LOCAL_SIZE), as torchrun sets OMP_NUM_THREADS=1 for
+# several processes a node. torch's default, a thread per processor in every rank, oversubscribes a host that runs
+# several ranks: training 2.8x slower where the ranks shared the processors (docs/benchmarks.md, P7).
+RANK_THREADS = ('[ -n "${OMP_NUM_THREADS:-}" ] || { OMP_NUM_THREADS=$(( $(getconf _NPROCESSORS_ONLN) / '
+                '${HOROVOD_LOCAL_SIZE:-${OMPI_COMM_WORLD_LOCAL_SIZE:-1}} )); '
+                '[ "$OMP_NUM_THREADS" -ge 1 ] || OMP_NUM_THREADS=1; export OMP_NUM_THREADS; }')
 # Open MPI's --tag-output prefix "[jobid,rank]<stdout>:" is shown as Gloo's "[rank]<stdout>:".
 _MPI_TAG = re.compile(r"(\[\d+,(\d+)\]<(stdout|stderr)>:)")
 # The first failed rank, as horovodrun (Gloo) and mpirun report it: "Exit code: 3".
@@ -226,13 +233,15 @@ def remote_command(job: Mapping[str, Any], command: Sequence[str]) -> str:
     the environment's), then the bin of the Open MPI Horovod was built against (its mpirun), unbuffered output and
     the job marker; each value quoted. horovodrun hands them to every rank. The user's variables are not among them:
     horovodrun's Gloo launcher puts its whole environment on each rank's ssh command line, which `ps` shows on every
-    host; each rank reads them from the job folder's ENV_FILE (0600, written by run.yml) before the command."""
+    host; each rank reads them from the job folder's ENV_FILE (0600, written by run.yml) before the command, and
+    takes its share of its host's processors (RANK_THREADS) unless they set OMP_NUM_THREADS."""
     env = {"PYTHONUNBUFFERED": "1",
            # Open MPI refuses root unless told; the sandbox and many labs run as root.
            "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "HVC_JOB_ID": job["id"]}
     assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-    if job.get("env"):
-        command = ["/bin/sh", "-c", '. "$0" && exec "$@"', f"{job['workdir']}/{ENV_FILE}", *command]
+    # Each rank: the job's variables from ENV_FILE (if any), then its share of the host's processors.
+    source = ('. "$0" && ', f"{job['workdir']}/{ENV_FILE}") if job.get("env") else ("", "hvc-rank")
+    command = ["/bin/sh", "-c", f'{source[0]}{RANK_THREADS} && exec "$@"', source[1], *command]
     argv = " ".join(shlex.quote(a) for a in horovodrun_argv(job, command))
     path = ":".join(shlex.quote(d) for d in (job["ssh_dir"], job["bin"], *mpi_bin(job)))
     return (f"cd {shlex.quote(job['workdir'])} && PATH={path}:\"$PATH\" "

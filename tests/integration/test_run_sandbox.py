@@ -162,6 +162,22 @@ def test_the_jobs_variables_reach_every_rank_and_no_command_line(controller):
         assert on_host(host, f"stat -c %a {JOBS}/*/.hvc-job-env | sort -u").split() == ["600"]
 
 
+@pytest.mark.parametrize("controller, env, threads", [("gloo", [], "1"), ("mpi", [], "1"),
+                                                      ("gloo", ["--env", "OMP_NUM_THREADS=2"], "2")])
+def test_each_rank_computes_on_its_share_of_the_hosts_processors(controller, env, threads):
+    """Two ranks on each 2-processor host: torch computes on one thread in each (OMP_NUM_THREADS is the processors
+    over the host's ranks, as torchrun's 1 for several processes a node), not on two in each, which oversubscribes
+    the host; a job that sets OMP_NUM_THREADS keeps its own."""
+    hosts = Cluster(SANDBOX).hosts()
+    run = cli("--controller", controller, *SLOW_START, *env, "--", "python", "-c",
+              "import os, torch; ok = torch.get_num_threads(); " + RANK_RECORDS_WHAT_IT_READ)
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, out
+    job_id = re.search(r"^job (\S+): 6 ranks", out, re.M)[1]
+    assert {host: rank_records(host, job_id) for host in hosts} == {
+        host: {2 * n: threads, 2 * n + 1: threads} for n, host in enumerate(hosts)}, out
+
+
 # A rank's own record of what it read, in its job folder (its working directory with either controller): the
 # file ready-<rank> holds `ok`.
 RANK_RECORDS_WHAT_IT_READ = ("rank = os.environ.get('HOROVOD_RANK') or os.environ['OMPI_COMM_WORLD_RANK']; "

@@ -4,16 +4,18 @@ lines that reach the launcher (quoted, never re-parsed)."""
 from __future__ import annotations
 
 import base64
+import os
 import re
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
-from horovod_cluster.job import (ENV_FILE, HOST_NAME, JobRefused, JobTimeout, RankLines, check_hostfile, elastic_world,
-                                 hostfile_slots, job_env, job_request, launch_argv, only_hosts, placement,
-                                 remote_command, stream)
+from horovod_cluster.job import (ENV_FILE, HOST_NAME, RANK_THREADS, JobRefused, JobTimeout, RankLines, check_hostfile,
+                                 elastic_world, hostfile_slots, job_env, job_request, launch_argv, only_hosts,
+                                 placement, remote_command, stream)
 
 KEEPALIVE = ["-o", "ServerAliveInterval=30", "-o", "ServerAliveCountMax=4"]
 
@@ -95,7 +97,8 @@ def test_the_remote_command_quotes_every_value():
     assert words[-len(hostile):] == hostile
     # each rank reads the user's variables from the job folder's file, then runs the command
     assert words[-len(hostile) - 9:-len(hostile)] == [
-        "--gloo", "-np", "2", "-H", "hvc-node1:2", "/bin/sh", "-c", '. "$0" && exec "$@"', f"{JOB['workdir']}/{ENV_FILE}"]
+        "--gloo", "-np", "2", "-H", "hvc-node1:2", "/bin/sh", "-c", f'. "$0" && {RANK_THREADS} && exec "$@"',
+        f"{JOB['workdir']}/{ENV_FILE}"]
     assert "HVC_JOB_ID=20261124-010203-ab12cd34" in words and "HVC_JOB_ID=override" not in words  # marker wins
 
 
@@ -108,8 +111,25 @@ def test_the_users_variables_reach_no_command_line():
     assert "s3cret" not in line and "WANDB_API_KEY" not in line and f"{ENV_FILE}" in line
     request = job_request("id1", "gloo", None, None, [], None, env={"WANDB_API_KEY": "s3cret-{{ x }}"})
     assert request["env"] == {"WANDB_API_KEY": base64.b64encode(b"s3cret-{{ x }}").decode()}
-    # no variables: the command as it is
-    assert shlex.split(remote_command({**JOB, "env": {}}, ["python", "t.py"]))[-3:] == ["hvc-node1:2", "python", "t.py"]
+    # no variables: no file to read, only the rank's share of the processors
+    assert shlex.split(remote_command({**JOB, "env": {}}, ["python", "t.py"]))[-7:] == [
+        "hvc-node1:2", "/bin/sh", "-c", f'{RANK_THREADS} && exec "$@"', "hvc-rank", "python", "t.py"]
+
+
+@pytest.mark.parametrize("env, threads", [
+    ({}, os.cpu_count()),
+    ({"HOROVOD_LOCAL_SIZE": "2"}, max(1, os.cpu_count() // 2)),  # horovodrun's ranks on this host
+    ({"OMPI_COMM_WORLD_LOCAL_SIZE": str(4 * os.cpu_count())}, 1),  # mpirun's; never 0
+    ({"HOROVOD_LOCAL_SIZE": "2", "OMP_NUM_THREADS": "3"}, 3),  # the job's own value (run --env) wins
+])
+def test_each_rank_takes_its_share_of_the_hosts_processors(env, threads):
+    """What a rank's shell does before the command, run here: OMP_NUM_THREADS (which torch's thread count follows)
+    is the processors over the host's ranks, unless the job sets it."""
+    clean = {k: v for k, v in os.environ.items()
+             if k not in ("OMP_NUM_THREADS", "HOROVOD_LOCAL_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE")}
+    rank = ["/bin/sh", "-c", f'{RANK_THREADS} && exec "$@"', "hvc-rank", "sh", "-c", 'echo "$OMP_NUM_THREADS"']
+    shown = subprocess.run(rank, env={**clean, **env}, capture_output=True, text=True, check=True)
+    assert shown.stdout.split() == [str(threads)]
 
 
 def test_an_mpi_job_runs_the_open_mpi_horovod_was_built_against():
@@ -118,7 +138,9 @@ def test_an_mpi_job_runs_the_open_mpi_horovod_was_built_against():
     job = {**JOB, "controller": "mpi", "mpi_prefix": "/opt/horovod/openmpi", "env": {}}
     words = shlex.split(remote_command(job, ["python", "train.py"]))
     assert words[3] == "PATH=/opt/horovod/libexec/strict-ssh:/opt/horovod/venv/bin:/opt/horovod/openmpi/bin:$PATH"
-    assert words[-8:-2] == ["--mpi", "-np", "2", "-H", "hvc-node1:2", "--mpi-args=--prefix /opt/horovod/openmpi"]
+    start = words.index("--mpi")
+    assert words[start:start + 6] == ["--mpi", "-np", "2", "-H", "hvc-node1:2",
+                                      "--mpi-args=--prefix /opt/horovod/openmpi"]
     assert not any(w.startswith("--mpi-args") for w in shlex.split(remote_command({**job, "controller": "gloo"},
                                                                                    ["python", "train.py"])))
 
@@ -154,7 +176,8 @@ def test_an_elastic_command_line_names_the_discovery_script_with_the_job_hosts()
         "/opt/horovod/venv/bin/horovodrun", "--gloo", "-np", "3", "--min-np", "2", "--max-np", "3",
         "--host-discovery-script", "/opt/horovod/libexec/discover-hosts --state "
         "/root/.cache/horovod-cluster/jobs/x/.discover-hosts.json hvc-node1:1 hvc-node2:1 hvc-node3:1",
-        "--blacklist-cooldown-range", "10", "300", "python", "train_elastic.py"]
+        "--blacklist-cooldown-range", "10", "300", "/bin/sh", "-c", f'{RANK_THREADS} && exec "$@"', "hvc-rank",
+        "python", "train_elastic.py"]
     assert "-H" not in words  # the discovery script, not a fixed host list, names the hosts
 
 
