@@ -26,7 +26,7 @@ def make_model(width: int, depth: int) -> torch.nn.Module:
     return torch.nn.Sequential(*layers, torch.nn.Linear(inputs, 10))
 
 
-def distributed(framework: str, model: torch.nn.Module, lr: float):
+def distributed(framework: str, model: torch.nn.Module, lr: float, bucket_cap_mb: float):
     """(model, optimizer, rank, size, slowest(seconds) -> the largest over the ranks) for the framework."""
     if framework == "horovod":
         import horovod.torch as hvd
@@ -38,7 +38,8 @@ def distributed(framework: str, model: torch.nn.Module, lr: float):
     import torch.distributed as dist
     from_horovodrun(os.environ)
     dist.init_process_group("gloo")
-    ddp = torch.nn.parallel.DistributedDataParallel(model)  # broadcasts rank 0's parameters
+    # broadcasts rank 0's parameters
+    ddp = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=bucket_cap_mb)
 
     def slowest(seconds: float) -> float:
         value = torch.tensor([seconds], dtype=torch.float64)
@@ -55,9 +56,11 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--width", type=int, default=1024)
     parser.add_argument("--depth", type=int, default=4)
+    parser.add_argument("--bucket-cap-mb", type=float, default=25.0, help="DDP's gradient bucket size (its default)")
     args = parser.parse_args()
     torch.manual_seed(0)
-    model, optimizer, rank, size, slowest = distributed(args.framework, make_model(args.width, args.depth), 0.01)
+    model, optimizer, rank, size, slowest = distributed(args.framework, make_model(args.width, args.depth), 0.01,
+                                                    args.bucket_cap_mb)
     x, y = torch.randn(args.batch, 784), torch.randint(0, 10, (args.batch,))
 
     def step() -> None:
@@ -75,6 +78,7 @@ def main() -> int:
         params = sum(p.numel() for p in model.parameters())
         print("HVC_RESULT " + json.dumps({
             "framework": args.framework, "size": size, "params": params, "batch": args.batch, "steps": args.steps,
+            "threads": torch.get_num_threads(),
             "step_s": seconds / args.steps, "samples_per_s_per_rank": args.batch * args.steps / seconds}), flush=True)
     return 0
 

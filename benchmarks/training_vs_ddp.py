@@ -2,12 +2,17 @@
 """P7 of issue 50: training throughput of the cluster's Horovod against torch's DistributedDataParallel, on the
 same hosts, in one run.
 
-    python benchmarks/training_vs_ddp.py [-i inventories/sandbox] [--rounds 3] [--json out.json] [-- bench args]
+    python benchmarks/training_vs_ddp.py [-i inventories/sandbox] [--rounds 3] [--json out.json] [--all-slots]
+        [--env NAME=VALUE ...] [--horovod-env NAME=VALUE ...] [-- bench args]
 
 On a rolled-out cluster, one rank per host (as allreduce_vs_torch.py), benchmarks/train_step_bench.py with
 Horovod's DistributedOptimizer over Gloo, over MPI, and with DDP (gloo backend), all started by the same
 launcher, one after the other, `--rounds` times in turn (the best of each counts: the hosts are shared with
 whatever else runs). Prints samples per second per rank; the figure P7 is Horovod (Gloo) / DDP.
+`--all-slots` runs every slot of the cluster's hostfile instead (several ranks a host, as `horovod-cluster
+run` does by default). `--env` sets variables for every run (OMP_NUM_THREADS=1: one compute thread a rank).
+`--horovod-env` adds a fourth run, Horovod over Gloo with those variables too (HOROVOD_CYCLE_TIME,
+HOROVOD_FUSION_THRESHOLD, OMP_NUM_THREADS, ...), in the same rounds: a setting side by side with the defaults.
 """
 from __future__ import annotations
 
@@ -27,10 +32,11 @@ HELPER = ROOT / "roles/horovod_check/files/hvc_torch_allreduce_bench.py"
 RUNS = {"horovod_gloo": ("gloo", "horovod"), "horovod_mpi": ("mpi", "horovod"), "ddp_gloo": ("gloo", "ddp")}
 
 
-def measure(cluster: Cluster, hostfile: Path, controller: str, framework: str, extra: list[str]) -> dict:
+def measure(cluster: Cluster, hostfile: Path | None, controller: str, framework: str, extra: list[str],
+            env: dict[str, str]) -> dict:
     lines: list[str] = []
     result = cluster.run(["python", BENCH.name, "--framework", framework, *extra], controller=controller,
-                         copy=[BENCH, HELPER], hostfile=hostfile, env={"OMPI_MCA_mpi_yield_when_idle": "1"},
+                         copy=[BENCH, HELPER], hostfile=hostfile, env={"OMPI_MCA_mpi_yield_when_idle": "1", **env},
                          on_output=lines.append, timeout=1800)
     found = [line.split("HVC_RESULT ", 1)[1] for line in lines if "HVC_RESULT " in line]
     if result.rc != 0 or not found:
@@ -43,27 +49,44 @@ def main() -> int:
     parser.add_argument("-i", "--inventory", default=str(ROOT / "inventories/sandbox"))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", type=Path, help="write the figures here too")
+    parser.add_argument("--all-slots", action="store_true",
+                        help="every slot of the cluster's hostfile (several ranks a host), not one rank a host")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                        help="set for every run (repeatable)")
+    parser.add_argument("--horovod-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="a fourth run, horovod_gloo_env: Horovod over Gloo with these variables (repeatable)")
     parser.add_argument("bench_args", nargs="*", help="passed to train_step_bench.py (--batch, --width, ...)")
     args = parser.parse_args()
     cluster = Cluster(args.inventory)
-    runs: dict[str, list[dict]] = {name: [] for name in RUNS}
+    common = dict(item.split("=", 1) for item in args.env)
+    variant = dict(item.split("=", 1) for item in args.horovod_env)
+    plan = {name: (*how, common) for name, how in RUNS.items()}
+    if variant:
+        plan["horovod_gloo_env"] = ("gloo", "horovod", {**common, **variant})
+    runs: dict[str, list[dict]] = {name: [] for name in plan}
     with tempfile.TemporaryDirectory() as tmp:
-        hostfile = Path(tmp) / "hostfile"
-        hostfile.write_text(one_slot_per_host(cluster))
+        hostfile = None if args.all_slots else Path(tmp) / "hostfile"
+        if hostfile:
+            hostfile.write_text(one_slot_per_host(cluster))
         for _ in range(args.rounds):
-            for name, (controller, framework) in RUNS.items():
-                runs[name].append(measure(cluster, hostfile, controller, framework, args.bench_args))
+            for name, (controller, framework, env) in plan.items():
+                runs[name].append(measure(cluster, hostfile, controller, framework, args.bench_args, env))
     best = {name: max(r["samples_per_s_per_rank"] for r in found) for name, found in runs.items()}
     first = runs["ddp_gloo"][0]
-    print(f"{first['size']} hosts, one rank each; an MLP of {first['params']} parameters, batch {first['batch']} a"
-          f" rank, {first['steps']} timed steps; samples/s per rank (best of {args.rounds}; every round)")
+    print(f"{first['size']} ranks, {'every slot' if args.all_slots else 'one a host'}; an MLP of {first['params']}"
+          f" parameters, batch {first['batch']} a rank, {first['steps']} timed steps; samples/s per rank"
+          f" (best of {args.rounds}; every round)")
     for name, found in runs.items():
         print(f"{name:>13} {best[name]:>9.1f}   " + " ".join(f"{r['samples_per_s_per_rank']:.1f}" for r in found))
     figures = {"P7_gloo": best["horovod_gloo"] / best["ddp_gloo"],
                "mpi_over_ddp": best["horovod_mpi"] / best["ddp_gloo"]}
     print(f"P7 Horovod Gloo / DDP: {figures['P7_gloo']:.2f}; Horovod MPI / DDP: {figures['mpi_over_ddp']:.2f}")
+    if variant:
+        figures["gloo_env_over_ddp"] = best["horovod_gloo_env"] / best["ddp_gloo"]
+        print(f"Horovod Gloo with {' '.join(args.horovod_env)} / DDP: {figures['gloo_env_over_ddp']:.2f}")
     if args.json:
-        args.json.write_text(json.dumps({"runs": runs, "best": best, "ratios": figures}, indent=1))
+        args.json.write_text(json.dumps({"runs": runs, "best": best, "ratios": figures, "env": common,
+                                         "horovod_env": variant}, indent=1))
     return 0
 
 

@@ -35,7 +35,7 @@ ENV_FILE = ".hvc-job-env"
 # Each rank's compute threads where the job's variables set none: the host's processors shared among its ranks
 # (horovodrun's HOROVOD_LOCAL_SIZE, mpirun's OMPI_COMM_WORLD_LOCAL_SIZE), as torchrun sets OMP_NUM_THREADS=1 for
 # several processes a node. torch's default, a thread per processor in every rank, oversubscribes a host that runs
-# several ranks: training 2.8x slower where the ranks shared the processors (docs/benchmarks.md, P7).
+# several ranks: training 2.1-2.5x slower with 2 ranks a host on the sandbox (docs/benchmarks.md, P7).
 RANK_THREADS = ('[ -n "${OMP_NUM_THREADS:-}" ] || { OMP_NUM_THREADS=$(( $(getconf _NPROCESSORS_ONLN) / '
                 '${HOROVOD_LOCAL_SIZE:-${OMPI_COMM_WORLD_LOCAL_SIZE:-1}} )); '
                 '[ "$OMP_NUM_THREADS" -ge 1 ] || OMP_NUM_THREADS=1; export OMP_NUM_THREADS; }')
