@@ -43,7 +43,7 @@ def test_installed_wheel_works_outside_the_checkout(tmp_path):
     elsewhere = tmp_path / "elsewhere"
     (elsewhere / "my-inventory").mkdir(parents=True)
     (elsewhere / "my-inventory" / "hosts.yml").write_text((FIXTURES / "local.yml").read_text())
-    env = {k: v for k, v in os.environ.items() if k not in ("HOROVOD_CLUSTER_CONTENT", "VIRTUAL_ENV")}
+    env = {k: v for k, v in os.environ.items() if k not in ("HOROVOD_CLUSTER_CONTENT", "VIRTUAL_ENV", "PYTHONPATH")}
     env["PATH"] = f"{env_dir / 'bin'}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
     env["HOROVOD_CLUSTER_ARTIFACTS"] = str(tmp_path / "runs")
 
