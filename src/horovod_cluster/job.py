@@ -117,6 +117,12 @@ def job_request(job_id: str, controller: str, np: int | None, workdir: str | Non
         raise JobRefused(f"tensors {tensors!r}: expected one of {', '.join(TENSORS)}")
     if np is not None and int(np) < 1:
         raise JobRefused(f"np {np!r}: expected a positive number of ranks")
+    if controller == "mpi" and (env or {}).get("HOROVOD_CPU_OPERATIONS", "").strip().lower() == "gloo":
+        # Horovod (0.28.1, master) sets no Gloo context in its process sets under mpirun: signal 11 in Gloo's
+        # allreduce at the first tensor (docs/benchmarks.md, P5).
+        raise JobRefused("env HOROVOD_CPU_OPERATIONS=gloo with controller 'mpi': Horovod's Gloo operations need "
+                         "controller 'gloo' (under mpirun they crash at the first allreduce); expected "
+                         "HOROVOD_CPU_OPERATIONS=mpi, or controller 'gloo'")
     missing = [str(p) for p in copy if not Path(p).exists()]
     if missing:
         raise JobRefused(f"copy: no such file or folder on this machine: {', '.join(missing)}")

@@ -236,11 +236,19 @@ def test_variables_from_the_cli_and_the_api():
     (dict(controller="nccl"), "controller 'nccl': expected one of gloo, mpi"),
     (dict(np=0), "np 0: expected a positive number of ranks"),
     (dict(copy=["/nonexistent/train.py"]), "no such file or folder on this machine: /nonexistent/train.py"),
+    (dict(controller="mpi", env={"HOROVOD_CPU_OPERATIONS": "Gloo"}),
+     "env HOROVOD_CPU_OPERATIONS=gloo with controller 'mpi': Horovod's Gloo operations need controller 'gloo'"),
 ])
 def test_bad_requests_are_refused_before_anything_runs(args, message):
     request = dict(job_id="j", controller="gloo", np=None, workdir=None, copy=[], hostfile=None) | args
     with pytest.raises(JobRefused, match=re.escape(message)):
         job_request(**request)
+
+
+def test_gloo_operations_are_refused_only_under_mpirun():
+    base = dict(job_id="j", np=None, workdir=None, copy=[], hostfile=None)
+    assert job_request(controller="gloo", env={"HOROVOD_CPU_OPERATIONS": "gloo"}, **base)["env"]
+    assert job_request(controller="mpi", env={"HOROVOD_CPU_OPERATIONS": "mpi"}, **base)["env"]
 
 
 @pytest.mark.parametrize("text, message", [
