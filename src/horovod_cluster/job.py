@@ -48,7 +48,6 @@ _LOCAL_TYPES = ("local", "ansible.builtin.local")
 _ENV_NAME = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")  # \Z: `$` would accept a trailing newline
 # A host name or address, as ssh_mesh's __ssh_mesh_name_re (tests/unit/test_job.py holds them equal).
 HOST_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]*\Z")
-_SLOTS = re.compile(r"slots\s*=\s*([0-9]+)\Z")
 
 
 class JobRefused(RuntimeError):
@@ -140,15 +139,16 @@ def hostfile_slots(text: str) -> list[tuple[str, int]]:
 def check_hostfile(text: str, source: str) -> None:
     """Refuse a job hostfile (--hostfile, a Slurm allocation's) whose line is not `host [slots=N]`, with the
     host a name or address and N positive: its names reach horovodrun's ssh command lines."""
+    reading = filter_plugin("hvc_hostfile")
     for number, line in enumerate(text.splitlines(), 1):
-        words = line.split("#", 1)[0].split(None, 1)
-        if not words:
+        entry = reading.hostfile_line(line)
+        if not entry:
             continue
-        slots = _SLOTS.match(words[1].strip()) if len(words) > 1 else None
-        if not HOST_NAME.match(words[0]):
-            why = f"{words[0]!r} is not a host name or address (letters, digits and . _ : -, a letter or digit first)"
-        elif len(words) > 1 and not (slots and int(slots.group(1)) > 0):
-            why = f"{words[1].strip()!r}: expected slots=N, N a positive whole number"
+        host, rest = entry
+        if not HOST_NAME.match(host):
+            why = f"{host!r} is not a host name or address (letters, digits and . _ : -, a letter or digit first)"
+        elif not reading.line_slots(rest):
+            why = f"{rest!r}: expected slots=N, N a positive whole number"
         else:
             continue
         raise JobRefused(f"{source} line {number}: {why}")
