@@ -18,7 +18,7 @@ from horovod_cluster import Cluster
 ROOT = Path(__file__).resolve().parents[2]
 SANDBOX = ROOT / "inventories" / "sandbox"
 FILES = ["/etc/horovod/hostfile", "/etc/ssh/ssh_known_hosts", "/root/.ssh/config"]
-# The controller's folder of the cluster keypair, as inventories/sandbox/group_vars/all/ssh_mesh.yml sets it.
+# The controller's folder of the cluster keypair: the sandbox's state folder (hosts.yml, `sandbox up`).
 KEY_DIR = Path.home() / ".cache/horovod-cluster/sandbox/ssh_mesh"
 KEY = "id_horovod_cluster"
 

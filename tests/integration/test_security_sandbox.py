@@ -21,7 +21,7 @@ SANDBOX = ROOT / "inventories" / "sandbox"
 KNOWN_HOSTS = "/etc/ssh/ssh_known_hosts"  # the mesh's known-hosts file on Debian (ssh_mesh's default)
 PLANTED = "/etc/ssh/ssh_host_zz_key.pub"
 MESH_KEY = "/root/.ssh/id_horovod_cluster"
-CONTROLLER_KEY = Path.home() / ".cache/horovod-cluster/sandbox/ssh_mesh/id_horovod_cluster"  # group_vars/all/ssh_mesh.yml
+CONTROLLER_KEY = Path.home() / ".cache/horovod-cluster/sandbox/ssh_mesh/id_horovod_cluster"  # hosts.yml, `sandbox up`
 
 pytestmark = [
     pytest.mark.sandbox,

@@ -45,5 +45,8 @@ def test_an_arm64_debian13_host_is_a_pi_that_gets_debian13s_torch(tmp_path):
         return found.get("python_env_torch_source", "pip"), found["python_env_torch_version"]
 
     assert torch("hvc-t-arm64-1") == ("pip", "2.5.1")
+    # each sandbox's mesh key in a folder of its own (a test's own sandbox beside the shared one)
+    key_dir = variables.get_vars(host=inventory.get_host("hvc-t-arm64-1"))["ssh_mesh_key_dir"]
+    assert key_dir == str(tmp_path / "state" / "ssh_mesh")
     assert torch("hvc-t-debian13-arm64-1") == ("distro", "2.6.0")
     assert sorted(inventory.get_groups_dict()["pis"]) == ["hvc-t-arm64-1", "hvc-t-debian13-arm64-1"]

@@ -365,6 +365,9 @@ class Sandbox:
                     "ansible_ssh_private_key_file": str(self.key_file),
                     "ansible_ssh_common_args": f"-o UserKnownHostsFile={self.known_hosts} "
                                                "-o StrictHostKeyChecking=yes",
+                    # The mesh key beside the sandbox's own access key, one folder per sandbox: a test's own
+                    # sandbox rolled out beside the shared one must not rewrite the shared one's key.
+                    "ssh_mesh_key_dir": str(self.state_dir / "ssh_mesh"),
                 },
                 "children": {"cluster": {"children": {k: v for k, v in groups.items() if v["hosts"]}}},
             }
