@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 from horovod_cluster import Cluster
+from horovod_cluster.job import job_env
 
 ROOT = Path(__file__).resolve().parents[1]
 HOROVOD_BENCH = ROOT / "roles/horovod_check/files/hvc_allreduce_bench.py"
@@ -61,7 +62,7 @@ def main() -> int:
                         help="add a run of Horovod's MPI controller with these variables too")
     parser.add_argument("sizes", nargs="*", type=int, default=SIZES)
     args = parser.parse_args()
-    variant = dict(item.split("=", 1) for item in args.mpi_env)
+    variant = job_env(args.mpi_env)
     cluster = Cluster(args.inventory)
     with tempfile.TemporaryDirectory() as tmp:
         hostfile = Path(tmp) / "hostfile"

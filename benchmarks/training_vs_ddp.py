@@ -24,6 +24,7 @@ from pathlib import Path
 
 from allreduce_vs_torch import one_slot_per_host
 from horovod_cluster import Cluster
+from horovod_cluster.job import job_env
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks/train_step_bench.py"
@@ -58,8 +59,8 @@ def main() -> int:
     parser.add_argument("bench_args", nargs="*", help="passed to train_step_bench.py (--batch, --width, ...)")
     args = parser.parse_args()
     cluster = Cluster(args.inventory)
-    common = dict(item.split("=", 1) for item in args.env)
-    variant = dict(item.split("=", 1) for item in args.horovod_env)
+    common = job_env(args.env)
+    variant = job_env(args.horovod_env)
     plan = {name: (*how, common) for name, how in RUNS.items()}
     if variant:
         plan["horovod_gloo_env"] = ("gloo", "horovod", {**common, **variant})

@@ -31,7 +31,8 @@ def line_slots(rest):
 def hostfile_slots(text):
     """[[host, slots], ...] in the file's order (one slot where the rest of a line is not slots=N)."""
     entries = filter(None, map(hostfile_line, str(text or "").splitlines()))
-    return [[host, 1 if line_slots(rest) is None else line_slots(rest)] for host, rest in entries]
+    read = ((host, line_slots(rest)) for host, rest in entries)
+    return [[host, 1 if slots is None else slots] for host, slots in read]
 
 
 class FilterModule(object):
