@@ -30,10 +30,11 @@ SIZES = [2**k for k in range(12, 29, 2)]  # 4 KiB .. 256 MiB
 LARGE = 16 << 20
 
 
-def one_slot_per_host(cluster: Cluster) -> str:
-    """The rollout's hostfile with one slot on each host (as on hosts with cores of their own)."""
+def one_slot_per_host(cluster: Cluster, hosts: int | None = None) -> str:
+    """The rollout's hostfile with one slot on each host (as on hosts with cores of their own); its first `hosts`."""
     world = cluster.stage(["true"])["hostfile_text"]
-    return "".join(line.split()[0] + " slots=1\n" for line in world.splitlines() if line.strip())
+    names = [line.split()[0] for line in world.splitlines() if line.strip()]
+    return "".join(name + " slots=1\n" for name in names[:hosts])
 
 
 def measure(cluster: Cluster, hostfile: Path, controller: str, script: Path, sizes: list[int],
@@ -60,13 +61,14 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="write the figures here too")
     parser.add_argument("--mpi-env", action="append", default=[], metavar="NAME=VALUE",
                         help="add a run of Horovod's MPI controller with these variables too")
+    parser.add_argument("--hosts", type=int, help="the hostfile's first N hosts only (default: every host)")
     parser.add_argument("sizes", nargs="*", type=int, default=SIZES)
     args = parser.parse_args()
     variant = job_env(args.mpi_env)
     cluster = Cluster(args.inventory)
     with tempfile.TemporaryDirectory() as tmp:
         hostfile = Path(tmp) / "hostfile"
-        hostfile.write_text(one_slot_per_host(cluster))
+        hostfile.write_text(one_slot_per_host(cluster, args.hosts))
         hosts = len(hostfile.read_text().splitlines())
         busbw = {"horovod_gloo": measure(cluster, hostfile, "gloo", HOROVOD_BENCH, args.sizes),
                  "horovod_mpi": measure(cluster, hostfile, "mpi", HOROVOD_BENCH, args.sizes),

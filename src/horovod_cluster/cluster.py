@@ -22,7 +22,7 @@ import yaml
 from .content import cache_dir, content_dir as default_content_dir, settings_engine
 from .job import (JobRefused, JobResult, JobTimeout, OutputCallback, check_hostfile, elastic_world,
                   horovodrun_argv, interrupts_ignored, job_env, job_request, launch_argv, new_job_id, only_hosts,
-                  placement, remote_command, stream)
+                  placement, remote_command, stream, with_mpi_rules)
 from .results import CheckReport, PlanResult, Result, RolloutResult, WheelhouseResult, from_json
 from .ansible.options import AnsibleOptions
 from .ansible.runner import (DEFAULT_KEEP, EventCallback, InventoryError, Runner, inventory_lock,
@@ -407,7 +407,7 @@ class Cluster:
             raise JobRefused(f"no hostfile for the job: {err}") from None
         if text:
             check_hostfile(text, str(hostfile) if hostfile else "the Slurm allocation's hostfile")
-        variables = job_env(env)
+        copy, variables = with_mpi_rules(controller, copy, job_env(env))
         request = job_request(new_job_id(), controller, np, workdir, copy, text, tensors, variables)
         run, stats = self._run("playbooks/run.yml", limit=limit, extravars={
             "cluster_check_smoke": False, "cluster_check_bench": False, "cluster_job": request})

@@ -32,6 +32,11 @@ CONTROLLERS = ("gloo", "mpi")
 TENSORS = ("cpu", "cuda")
 # The job's variables (run --env) in the job folder on every host, 0600; each rank reads it (remote_command).
 ENV_FILE = ".hvc-job-env"
+# Open MPI's allreduce algorithms for the cluster's MPI jobs (the file says which and why), copied into the job
+# folder, where every rank runs: each rank's Open MPI reads the same rules, so all ranks pick the same algorithm.
+MPI_RULES = Path(__file__).with_name("openmpi-allreduce-rules.conf")
+MPI_RULES_ENV = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+                 "OMPI_MCA_coll_tuned_dynamic_rules_filename": MPI_RULES.name}
 # Each rank's compute threads where the job's variables set none: the host's processors shared among its ranks
 # (horovodrun's HOROVOD_LOCAL_SIZE, mpirun's OMPI_COMM_WORLD_LOCAL_SIZE), as torchrun sets OMP_NUM_THREADS=1 for
 # several processes a node. torch's default, a thread per processor in every rank, oversubscribes a host that runs
@@ -103,6 +108,14 @@ def job_env(env: Mapping[str, str] | Sequence[str] | None) -> dict[str, str]:
         raise JobRefused(f"env: {', '.join(map(repr, bad))} is not a variable name (NAME=VALUE, "
                          "NAME of letters, digits and _)")
     return {name: str(value) for name, value in pairs}
+
+
+def with_mpi_rules(controller: str, copy: Sequence[str | Path],
+                   env: Mapping[str, str]) -> tuple[list[str | Path], dict[str, str]]:
+    """A job's copy and env, with MPI_RULES for an MPI job unless env sets Open MPI's coll/tuned variables itself."""
+    if controller != "mpi" or any(name.startswith("OMPI_MCA_coll_tuned_") for name in env):
+        return list(copy), dict(env)
+    return [*copy, MPI_RULES], {**MPI_RULES_ENV, **env}
 
 
 def job_request(job_id: str, controller: str, np: int | None, workdir: str | None,

@@ -63,9 +63,10 @@ def test_run_trains_across_every_host(controller, tmp_path):
     job = json.loads(result_file.read_text())
     assert job["rc"] == 0 and job["controller"] == controller and job["hosts"] == hosts
     assert_trained_everywhere(run.stdout, job, epochs=4)
-    # The script ran from the job folder on every host.
+    # The script ran from the job folder on every host (an MPI job's with the allreduce rules its ranks read).
+    rules = ["openmpi-allreduce-rules.conf"] if controller == "mpi" else []
     for host in hosts:
-        assert on_host(host, f"ls {job['workdir']}").split() == ["train.py"]
+        assert on_host(host, f"ls {job['workdir']}").split() == [*rules, "train.py"]
 
 
 def test_a_failing_script_returns_its_exit_code():
@@ -176,6 +177,39 @@ def test_each_rank_computes_on_its_share_of_the_hosts_processors(controller, env
     job_id = re.search(r"^job (\S+): 6 ranks", out, re.M)[1]
     assert {host: rank_records(host, job_id) for host in hosts} == {
         host: {2 * n: threads, 2 * n + 1: threads} for n, host in enumerate(hosts)}, out
+
+
+# Each rank's Open MPI settings for its collectives, as Open MPI reads them in the rank's own environment and folder.
+TUNED_SETTINGS = ('ompi_info --param coll tuned --level 9 --parsable | grep -E '
+                  '"coll_tuned_(use_dynamic_rules|dynamic_rules_filename):value:"; '
+                  'sha256sum "${OMPI_MCA_coll_tuned_dynamic_rules_filename:-/dev/null}"')
+
+
+def tuned_settings(out: str) -> dict[int, list[str]]:
+    """{rank: [use_dynamic_rules, dynamic_rules_filename, the sha256 of that file in the rank's folder]}."""
+    found: dict[int, dict[str, str]] = {}
+    for rank, line in re.findall(r"^\[(\d+)\]<stdout>:(.*)$", out, re.M):
+        setting = re.match(r"mca:coll:tuned:param:coll_tuned_(\w+):value:(.*)$", line)
+        key, value = setting.groups() if setting else ("sha256", line.split()[0])
+        found.setdefault(int(rank), {})[key] = value
+    return {rank: [got.get("use_dynamic_rules"), got.get("dynamic_rules_filename"), got.get("sha256")]
+            for rank, got in found.items()}
+
+
+def test_every_rank_of_an_mpi_job_reads_the_clusters_allreduce_rules_unless_the_job_sets_its_own():
+    """The project's rules for Open MPI's allreduce (src/horovod_cluster/openmpi-allreduce-rules.conf: the ring where
+    Open MPI's own choice measured slower) reach every rank of every host, the same file for all, so that all
+    ranks choose the same algorithm; a job that sets Open MPI's coll/tuned variables keeps its own."""
+    rules = ROOT / "src/horovod_cluster/openmpi-allreduce-rules.conf"
+    digest = subprocess.run(["sha256sum", str(rules)], capture_output=True, text=True, check=True).stdout.split()[0]
+    run = cli("--controller", "mpi", "--", "sh", "-c", TUNED_SETTINGS)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert tuned_settings(run.stdout) == {rank: ["true", rules.name, digest] for rank in range(6)}, run.stdout
+    own = cli("--controller", "mpi", "--env", "OMPI_MCA_coll_tuned_use_dynamic_rules=0", "--", "sh", "-c",
+              TUNED_SETTINGS)
+    assert own.returncode == 0, own.stdout + own.stderr
+    empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"  # sha256 of /dev/null
+    assert tuned_settings(own.stdout) == {rank: ["false", "", empty] for rank in range(6)}, own.stdout
 
 
 # A rank's own record of what it read, in its job folder (its working directory with either controller): the

@@ -111,3 +111,25 @@ def test_the_check_passes_gloo_and_mpi_across_the_debian13_hosts(today):
     for controller in ("gloo", "mpi"):
         smoke = report["smoke"][controller]
         assert smoke["ok"] and sorted({rank["host"] for rank in smoke["ranks"]}) == sorted(hosts), smoke
+
+
+# 3 ranks (not a power of two) and 1 MiB of float32 a rank: the case the project's allreduce rules give the ring.
+RING_ALLREDUCE = ("import horovod.torch as hvd, torch; hvd.init(); t = torch.full((1 << 18,), hvd.rank() + 1.0); "
+                  "hvd.allreduce_(t, op=hvd.Sum, name='ring'); "
+                  "print('sum', hvd.rank(), t.min().item(), t.max().item())")
+
+
+def test_an_mpi_job_on_open_mpi_5_sums_right_by_the_allreduce_rules(today):
+    """`run --controller mpi` gives every rank src/horovod_cluster/openmpi-allreduce-rules.conf (the classic format)
+    on Open MPI 5.0 as on 4.1, and the 3 ranks across both hosts sum right by them. (Open MPI's release builds say
+    nothing about reading the file; the sandbox's run tests show each rank's Open MPI takes it.)"""
+    hosts, _, rollout, _, _, _, wheels = today
+    assert rollout.returncode == 0
+    inventory = wheels.parent / "inventory"  # the fixture's folder
+    job = newest_controller("horovod-cluster", "run", "-i", str(inventory), "--controller", "mpi", "--np", "3",
+                            "--", "python", "-c", RING_ALLREDUCE)
+    out = job.stdout + job.stderr
+    assert job.returncode == 0, out[-4000:]
+    sums = sorted(re.findall(r"^\[\d+\]<stdout>:sum (\d) (\S+) (\S+)$", out, re.M))
+    assert sums == [(str(rank), "6.0", "6.0") for rank in range(3)], out[-4000:]
+    assert re.search(r"^job \S+: 3 ranks \(mpi\) from ", out, re.M), out[-4000:]

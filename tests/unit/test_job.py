@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from horovod_cluster.job import (ENV_FILE, HOST_NAME, RANK_THREADS, JobRefused, JobTimeout, RankLines, check_hostfile,
-                                 elastic_world, hostfile_slots, job_env, job_request, launch_argv, only_hosts,
-                                 placement, remote_command, stream)
+from horovod_cluster.job import (ENV_FILE, HOST_NAME, MPI_RULES, RANK_THREADS, JobRefused, JobTimeout, RankLines,
+                                 check_hostfile, elastic_world, hostfile_slots, job_env, job_request, launch_argv,
+                                 only_hosts, placement, remote_command, stream, with_mpi_rules)
 
 KEEPALIVE = ["-o", "ServerAliveInterval=30", "-o", "ServerAliveCountMax=4"]
 
@@ -249,6 +249,51 @@ def test_gloo_operations_are_refused_only_under_mpirun():
     base = dict(job_id="j", np=None, workdir=None, copy=[], hostfile=None)
     assert job_request(controller="gloo", env={"HOROVOD_CPU_OPERATIONS": "gloo"}, **base)["env"]
     assert job_request(controller="mpi", env={"HOROVOD_CPU_OPERATIONS": "mpi"}, **base)["env"]
+
+
+def test_an_mpi_job_carries_the_allreduce_rules_and_a_gloo_job_does_not():
+    copy, env = with_mpi_rules("mpi", ["train.py"], {"OTHER": "1"})
+    assert copy == ["train.py", MPI_RULES] and MPI_RULES.is_file()
+    assert env == {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+                   "OMPI_MCA_coll_tuned_dynamic_rules_filename": "openmpi-allreduce-rules.conf", "OTHER": "1"}
+    assert with_mpi_rules("gloo", ["train.py"], {"OTHER": "1"}) == (["train.py"], {"OTHER": "1"})
+
+
+@pytest.mark.parametrize("own", [{"OMPI_MCA_coll_tuned_use_dynamic_rules": "0"},
+                                 {"OMPI_MCA_coll_tuned_allreduce_algorithm": "6"}])
+def test_a_job_that_tunes_open_mpi_itself_keeps_its_own_choice(own):
+    assert with_mpi_rules("mpi", [], {**own, "OTHER": "1"}) == ([], {**own, "OTHER": "1"})
+
+
+def _rules(path):
+    """The classic coll/tuned rules file as Open MPI reads it: numbers, `#` to the end of a line ignored."""
+    numbers = iter(int(word) for line in path.read_text().splitlines() for word in line.split("#")[0].split())
+    collectives = {}
+    for _ in range(next(numbers)):
+        collective, sizes = next(numbers), {}
+        for _ in range(next(numbers)):
+            ranks = next(numbers)
+            sizes[ranks] = [tuple(next(numbers) for _ in range(4)) for _ in range(next(numbers))]
+        collectives[collective] = sizes
+    assert next(numbers, None) is None, "numbers left after the last rule"
+    return collectives
+
+
+def test_the_allreduce_rules_take_the_ring_from_256_kib_where_the_ranks_are_not_a_power_of_two():
+    rules = _rules(MPI_RULES)
+    assert list(rules) == [2]  # MPI_Allreduce only
+    sizes = rules[2]
+    assert list(sizes) == sorted(sizes) and min(sizes) == 2
+
+    def algorithm(ranks, size):  # Open MPI's lookup: the largest listed size <= each
+        entry = sizes[max(r for r in sizes if r <= ranks)]
+        return [alg for start, alg, _, _ in entry if start <= size][-1]
+
+    for ranks in range(2, 130):
+        power_of_two = ranks & (ranks - 1) == 0
+        for size in (4096, (256 << 10) - 1, 256 << 10, 16 << 20):
+            ring = not power_of_two and ranks < 64 and size >= 256 << 10
+            assert algorithm(ranks, size) == (4 if ring else 0), (ranks, size)
 
 
 @pytest.mark.parametrize("text, message", [
