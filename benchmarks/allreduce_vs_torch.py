@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 from horovod_cluster import Cluster
-from horovod_cluster.job import job_env
+from horovod_cluster.job import hostfile_slots, job_env
 
 ROOT = Path(__file__).resolve().parents[1]
 HOROVOD_BENCH = ROOT / "roles/horovod_check/files/hvc_allreduce_bench.py"
@@ -33,7 +33,7 @@ LARGE = 16 << 20
 def one_slot_per_host(cluster: Cluster, hosts: int | None = None) -> str:
     """The rollout's hostfile with one slot on each host (as on hosts with cores of their own); its first `hosts`."""
     world = cluster.stage(["true"])["hostfile_text"]
-    names = [line.split()[0] for line in world.splitlines() if line.strip()]
+    names = [host for host, _ in hostfile_slots(world)]
     return "".join(name + " slots=1\n" for name in names[:hosts])
 
 

@@ -8,6 +8,7 @@ The CLI runs as a real subprocess (its exit code and output are what a user sees
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -20,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from horovod_cluster import Cluster
+from horovod_cluster.job import MPI_RULES
 from training_output import assert_trained_everywhere
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,7 +66,7 @@ def test_run_trains_across_every_host(controller, tmp_path):
     assert job["rc"] == 0 and job["controller"] == controller and job["hosts"] == hosts
     assert_trained_everywhere(run.stdout, job, epochs=4)
     # The script ran from the job folder on every host (an MPI job's with the allreduce rules its ranks read).
-    rules = ["openmpi-allreduce-rules.conf"] if controller == "mpi" else []
+    rules = [MPI_RULES.name] if controller == "mpi" else []
     for host in hosts:
         assert on_host(host, f"ls {job['workdir']}").split() == [*rules, "train.py"]
 
@@ -200,15 +202,14 @@ def test_every_rank_of_an_mpi_job_reads_the_clusters_allreduce_rules_unless_the_
     """The project's rules for Open MPI's allreduce (src/horovod_cluster/openmpi-allreduce-rules.conf: the ring where
     Open MPI's own choice measured slower) reach every rank of every host, the same file for all, so that all
     ranks choose the same algorithm; a job that sets Open MPI's coll/tuned variables keeps its own."""
-    rules = ROOT / "src/horovod_cluster/openmpi-allreduce-rules.conf"
-    digest = subprocess.run(["sha256sum", str(rules)], capture_output=True, text=True, check=True).stdout.split()[0]
+    digest = hashlib.sha256(MPI_RULES.read_bytes()).hexdigest()
     run = cli("--controller", "mpi", "--", "sh", "-c", TUNED_SETTINGS)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert tuned_settings(run.stdout) == {rank: ["true", rules.name, digest] for rank in range(6)}, run.stdout
+    assert tuned_settings(run.stdout) == {rank: ["true", MPI_RULES.name, digest] for rank in range(6)}, run.stdout
     own = cli("--controller", "mpi", "--env", "OMPI_MCA_coll_tuned_use_dynamic_rules=0", "--", "sh", "-c",
               TUNED_SETTINGS)
     assert own.returncode == 0, own.stdout + own.stderr
-    empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"  # sha256 of /dev/null
+    empty = hashlib.sha256(b"").hexdigest()  # /dev/null's
     assert tuned_settings(own.stdout) == {rank: ["false", "", empty] for rank in range(6)}, own.stdout
 
 
