@@ -7,8 +7,9 @@ same hosts, in one run.
 
 On a rolled-out cluster, one rank per host (as allreduce_vs_torch.py), benchmarks/train_step_bench.py with
 Horovod's DistributedOptimizer over Gloo, over MPI, and with DDP (gloo backend), all started by the same
-launcher, one after the other, `--rounds` times in turn (the best of each counts: the hosts are shared with
-whatever else runs). Prints samples per second per rank; the figure P7 is Horovod (Gloo) / DDP.
+launcher, one after the other, `--rounds` times in turn. Prints samples per second per rank, the best of the
+rounds and every round's; the figure P7 is Horovod (Gloo) / DDP, the median over the rounds of each round's ratio
+(the two measured side by side; one round alone moves with whatever else shares the hosts' cores).
 `--all-slots` runs every slot of the cluster's hostfile instead (several ranks a host, as `horovod-cluster
 run` does by default). `--env` sets variables for every run (OMP_NUM_THREADS=1: one compute thread a rank).
 `--horovod-env` adds a fourth run, Horovod over Gloo with those variables too (HOROVOD_CYCLE_TIME,
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -43,6 +45,13 @@ def measure(cluster: Cluster, hostfile: Path | None, controller: str, framework:
     if result.rc != 0 or not found:
         sys.exit(f"{framework} with {controller} failed (rc {result.rc}):\n" + "\n".join(lines[-30:]))
     return json.loads(found[-1])
+
+
+def paired_ratio(runs: dict[str, list[dict]], name: str) -> tuple[float, list[float]]:
+    """The median over the rounds of `name` / DDP in the same round, and every round's ratio."""
+    each = [got["samples_per_s_per_rank"] / ddp["samples_per_s_per_rank"]
+            for got, ddp in zip(runs[name], runs["ddp_gloo"])]
+    return statistics.median(each), each
 
 
 def main() -> int:
@@ -79,15 +88,19 @@ def main() -> int:
           f" (best of {args.rounds}; every round)")
     for name, found in runs.items():
         print(f"{name:>13} {best[name]:>9.1f}   " + " ".join(f"{r['samples_per_s_per_rank']:.1f}" for r in found))
-    figures = {"P7_gloo": best["horovod_gloo"] / best["ddp_gloo"],
-               "mpi_over_ddp": best["horovod_mpi"] / best["ddp_gloo"]}
-    print(f"P7 Horovod Gloo / DDP: {figures['P7_gloo']:.2f}; Horovod MPI / DDP: {figures['mpi_over_ddp']:.2f}")
+    names = {"P7_gloo": "horovod_gloo", "mpi_over_ddp": "horovod_mpi", "gloo_env_over_ddp": "horovod_gloo_env"}
+    figures, per_round = {}, {}
+    for figure, name in names.items():
+        if name in runs:
+            figures[figure], per_round[figure] = paired_ratio(runs, name)
+            print(f"{figure} ({name} / DDP): {figures[figure]:.2f}, median of the rounds "
+                  + " ".join(f"{r:.2f}" for r in per_round[figure])
+                  + f"; best / best {best[name] / best['ddp_gloo']:.2f}")
     if variant:
-        figures["gloo_env_over_ddp"] = best["horovod_gloo_env"] / best["ddp_gloo"]
-        print(f"Horovod Gloo with {' '.join(args.horovod_env)} / DDP: {figures['gloo_env_over_ddp']:.2f}")
+        print(f"(horovod_gloo_env: {' '.join(args.horovod_env)})")
     if args.json:
-        args.json.write_text(json.dumps({"runs": runs, "best": best, "ratios": figures, "env": common,
-                                         "horovod_env": variant}, indent=1))
+        args.json.write_text(json.dumps({"runs": runs, "best": best, "ratios": figures, "ratios_per_round": per_round,
+                                         "env": common, "horovod_env": variant}, indent=1))
     return 0
 
 
