@@ -80,6 +80,9 @@ def main() -> int:
             "framework": args.framework, "size": size, "params": params, "batch": args.batch, "steps": args.steps,
             "threads": torch.get_num_threads(),
             "step_s": seconds / args.steps, "samples_per_s_per_rank": args.batch * args.steps / seconds}), flush=True)
+    if args.framework == "ddp":
+        # as the check's torch bench does (a DDP run was lost once: a rank exited 255 after its timed steps)
+        torch.distributed.destroy_process_group()
     return 0
 
 
