@@ -34,6 +34,22 @@ LARGE = 16 << 20
 MIB = 1 << 20
 
 
+def at_least(low: int):
+    """An argparse type: an integer >= `low`, refused by name otherwise."""
+    def parse(text: str) -> int:
+        value = int(text)
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value}: expected an integer >= {low}")
+        return value
+    return parse
+
+
+def paired_median(variant: list[float], reference: list[float]) -> tuple[float, list[float]]:
+    """The median over the rounds of variant / reference measured in the same round, and each round's ratio."""
+    each = [got / ref for got, ref in zip(variant, reference)]
+    return statistics.median(each), each
+
+
 def one_slot_per_host(cluster: Cluster, hosts: int | None = None) -> str:
     """The rollout's hostfile with one slot on each host (as on hosts with cores of their own); its first `hosts`."""
     world = cluster.stage(["true"])["hostfile_text"]
@@ -68,13 +84,13 @@ def median_of(values: list) -> float | None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-i", "--inventory", default=str(ROOT / "inventories/sandbox"))
-    parser.add_argument("--rounds", type=int, default=3, help="the runs in turn, this many times (default 3)")
+    parser.add_argument("--rounds", type=at_least(1), default=3, help="the runs in turn, this many times (default 3)")
     parser.add_argument("--json", type=Path, help="write the figures here too")
     parser.add_argument("--gloo-env", action="append", default=[], metavar="NAME=VALUE",
                         help="add a run of Horovod's Gloo controller with these variables too")
     parser.add_argument("--mpi-env", action="append", default=[], metavar="NAME=VALUE",
                         help="add a run of Horovod's MPI controller with these variables too")
-    parser.add_argument("--hosts", type=int, help="the hostfile's first N hosts only (default: every host)")
+    parser.add_argument("--hosts", type=at_least(2), help="the hostfile's first N hosts only (default: every host)")
     parser.add_argument("sizes", nargs="*", type=int, default=SIZES)
     args = parser.parse_args()
     # name: (controller, bench, variables); torch.distributed last, as before rounds
@@ -97,7 +113,8 @@ def main() -> int:
     per_round = [{name: ratios(got[name], got["torch_gloo"]) for name in horovod} for got in rounds]
     busbw = {name: {size: statistics.median(got[name][size] for got in rounds) for size in args.sizes}
              for name in plan}
-    size_ratio = {name: {size: statistics.median(got[name][size] / got["torch_gloo"][size] for got in rounds)
+    size_ratio = {name: {size: paired_median([got[name][size] for got in rounds],
+                                             [got["torch_gloo"][size] for got in rounds])[0]
                          for size in args.sizes} for name in horovod}
     figures = {name: {key: median_of([r[name][key] for r in per_round]) for key in ("large_min", "1MiB")}
                for name in horovod}

@@ -3,15 +3,16 @@
 same hosts, in one run.
 
     python benchmarks/training_vs_ddp.py [-i inventories/sandbox] [--rounds 3] [--json out.json] [--all-slots]
-        [--env NAME=VALUE ...] [--horovod-env NAME=VALUE ...] [-- bench args]
+        [--hosts N] [--env NAME=VALUE ...] [--horovod-env NAME=VALUE ...] [-- bench args]
 
 On a rolled-out cluster, one rank per host (as allreduce_vs_torch.py), benchmarks/train_step_bench.py with
 Horovod's DistributedOptimizer over Gloo, over MPI, and with DDP (gloo backend), all started by the same
 launcher, one after the other, `--rounds` times in turn. Prints samples per second per rank, the best of the
 rounds and every round's; the figure P7 is Horovod (Gloo) / DDP, the median over the rounds of each round's ratio
 (the two measured side by side; one round alone moves with whatever else shares the hosts' cores).
-`--all-slots` runs every slot of the cluster's hostfile instead (several ranks a host, as `horovod-cluster
-run` does by default). `--env` sets variables for every run (OMP_NUM_THREADS=1: one compute thread a rank).
+`--hosts N` runs on the hostfile's first N hosts only (one rank each). `--all-slots` runs every slot of the
+cluster's hostfile instead (several ranks a host, as `horovod-cluster run` does by default). `--env` sets
+variables for every run (OMP_NUM_THREADS=1: one compute thread a rank).
 `--horovod-env` adds a fourth run, Horovod over Gloo with those variables too (HOROVOD_CYCLE_TIME,
 HOROVOD_FUSION_THRESHOLD, OMP_NUM_THREADS, ...), in the same rounds: a setting side by side with the defaults.
 """
@@ -19,12 +20,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-from allreduce_vs_torch import one_slot_per_host
+from allreduce_vs_torch import at_least, one_slot_per_host, paired_median
 from horovod_cluster import Cluster
 from horovod_cluster.job import job_env
 
@@ -49,24 +49,26 @@ def measure(cluster: Cluster, hostfile: Path | None, controller: str, framework:
 
 def paired_ratio(runs: dict[str, list[dict]], name: str) -> tuple[float, list[float]]:
     """The median over the rounds of `name` / DDP in the same round, and every round's ratio."""
-    each = [got["samples_per_s_per_rank"] / ddp["samples_per_s_per_rank"]
-            for got, ddp in zip(runs[name], runs["ddp_gloo"])]
-    return statistics.median(each), each
+    return paired_median(*([r["samples_per_s_per_rank"] for r in runs[key]] for key in (name, "ddp_gloo")))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-i", "--inventory", default=str(ROOT / "inventories/sandbox"))
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=at_least(1), default=3)
     parser.add_argument("--json", type=Path, help="write the figures here too")
     parser.add_argument("--all-slots", action="store_true",
                         help="every slot of the cluster's hostfile (several ranks a host), not one rank a host")
+    parser.add_argument("--hosts", type=at_least(2),
+                        help="one rank on each of the hostfile's first N hosts only (default: every host)")
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                         help="set for every run (repeatable)")
     parser.add_argument("--horovod-env", action="append", default=[], metavar="NAME=VALUE",
                         help="a fourth run, horovod_gloo_env: Horovod over Gloo with these variables (repeatable)")
     parser.add_argument("bench_args", nargs="*", help="passed to train_step_bench.py (--batch, --width, ...)")
     args = parser.parse_args()
+    if args.all_slots and args.hosts:
+        parser.error("--hosts N: one rank on each of N hosts; --all-slots runs every slot of every host")
     cluster = Cluster(args.inventory)
     common = job_env(args.env)
     variant = job_env(args.horovod_env)
@@ -77,7 +79,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         hostfile = None if args.all_slots else Path(tmp) / "hostfile"
         if hostfile:
-            hostfile.write_text(one_slot_per_host(cluster))
+            hostfile.write_text(one_slot_per_host(cluster, args.hosts))
         for _ in range(args.rounds):
             for name, (controller, framework, env) in plan.items():
                 runs[name].append(measure(cluster, hostfile, controller, framework, args.bench_args, env))
