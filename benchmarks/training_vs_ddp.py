@@ -15,11 +15,14 @@ cluster's hostfile instead (several ranks a host, as `horovod-cluster run` does 
 variables for every run (OMP_NUM_THREADS=1: one compute thread a rank).
 `--horovod-env` adds a fourth run, Horovod over Gloo with those variables too (HOROVOD_CYCLE_TIME,
 HOROVOD_FUSION_THRESHOLD, OMP_NUM_THREADS, ...), in the same rounds: a setting side by side with the defaults.
+Each run's line also gives rank 0's milliseconds a step in forward, backward and the optimizer's step (medians of
+the rounds). Bench args reach every run: `-- --groups N` is Horovod's DistributedOptimizer groups (DDP ignores it).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -32,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks/train_step_bench.py"
 # train_step_bench imports its launcher variables from the check's torch.distributed bench
 HELPER = ROOT / "roles/horovod_check/files/hvc_torch_allreduce_bench.py"
+PHASES = ("forward_ms", "backward_ms", "optimizer_step_ms")  # medians over the rounds, printed beside each run
 RUNS = {"horovod_gloo": ("gloo", "horovod"), "horovod_mpi": ("mpi", "horovod"), "ddp_gloo": ("gloo", "ddp")}
 
 
@@ -89,7 +93,9 @@ def main() -> int:
           f" parameters, batch {first['batch']} a rank, {first['steps']} timed steps; samples/s per rank"
           f" (best of {args.rounds}; every round)")
     for name, found in runs.items():
-        print(f"{name:>13} {best[name]:>9.1f}   " + " ".join(f"{r['samples_per_s_per_rank']:.1f}" for r in found))
+        phases = [statistics.median(r[key] for r in found) for key in PHASES]
+        print(f"{name:>13} {best[name]:>9.1f}   " + " ".join(f"{r['samples_per_s_per_rank']:.1f}" for r in found)
+              + "   rank 0's forward/backward/step ms " + "/".join(f"{ms:.1f}" for ms in phases))
     names = {"P7_gloo": "horovod_gloo", "mpi_over_ddp": "horovod_mpi", "gloo_env_over_ddp": "horovod_gloo_env"}
     figures, per_round = {}, {}
     for figure, name in names.items():

@@ -249,8 +249,9 @@ def mpi_bin(job: Mapping[str, Any]) -> list[str]:
 def remote_command(job: Mapping[str, Any], command: Sequence[str]) -> str:
     """The shell line the launcher runs: in the job folder, with ssh_mesh's ssh that keeps host key checking
     on (horovodrun's Gloo launcher turns it off) and then the environment's bin first on PATH (so `python` is
-    the environment's), then the bin of the Open MPI Horovod was built against (its mpirun), unbuffered output and
-    the job marker; each value quoted. horovodrun hands them to every rank. The user's variables are not among them:
+    the environment's), then the bin of the Open MPI Horovod was built against (its mpirun), unbuffered output (the
+    horovod role's hvc-rank-output.pth makes a Python rank's line-buffered where HVC_JOB_ID is set) and the job
+    marker; each value quoted. horovodrun hands them to every rank. The user's variables are not among them:
     horovodrun's Gloo launcher puts its whole environment on each rank's ssh command line, which `ps` shows on every
     host; each rank reads them from the job folder's ENV_FILE (0600, written by run.yml) before the command, and
     takes its share of its host's processors (RANK_THREADS) unless they set OMP_NUM_THREADS."""

@@ -181,6 +181,25 @@ def test_each_rank_computes_on_its_share_of_the_hosts_processors(controller, env
         host: {2 * n: threads, 2 * n + 1: threads} for n, host in enumerate(hosts)}, out
 
 
+@pytest.mark.parametrize("controller", ["gloo", "mpi"])
+def test_each_ranks_lines_leave_it_in_one_write(controller):
+    """A job's ranks write stdout and stderr a line at a time (the horovod role's .pth file), not a piece at a time as
+    PYTHONUNBUFFERED alone leaves them: Open MPI 5 tags what it forwards by write, and a piece of one rank's
+    print(a, b) landed inside another rank's line in a cold CI run. The environment's Python outside a job keeps
+    Python's own buffering."""
+    hosts = Cluster(SANDBOX).hosts()
+    run = cli("--controller", controller, *SLOW_START, "--", "python", "-c",
+              "import os, sys; ok = sys.stdout.line_buffering and sys.stderr.line_buffering "
+              "and not sys.stdout.write_through; " + RANK_RECORDS_WHAT_IT_READ)
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, out
+    job_id = re.search(r"^job (\S+): 6 ranks", out, re.M)[1]
+    assert {host: rank_records(host, job_id) for host in hosts} == {
+        host: {2 * n: "True", 2 * n + 1: "True"} for n, host in enumerate(hosts)}, out
+    outside = on_host(hosts[0], "/opt/horovod/venv/bin/python -c 'import sys; print(sys.stdout.line_buffering)'")
+    assert outside.split() == ["False"]
+
+
 # Each rank's Open MPI settings for its collectives, as Open MPI reads them in the rank's own environment and folder.
 TUNED_SETTINGS = ('ompi_info --param coll tuned --level 9 --parsable | grep -E '
                   '"coll_tuned_(use_dynamic_rules|dynamic_rules_filename):value:"; '

@@ -114,12 +114,11 @@ def test_the_check_passes_gloo_and_mpi_across_the_debian13_hosts(today):
 
 
 # 3 ranks (not a power of two) and 1 MiB of float32 a rank: the case the project's allreduce rules give the ring.
-# One write a line: Open MPI 5 tags its forwarded output by chunk, not by rank and line, so the pieces that an
-# unbuffered print() writes one by one (each argument, then the newline) can run into another rank's line
+# A plain print of several pieces: Open MPI 5 tags its forwarded output by write, and before ranks wrote a line at a
+# time (the horovod role's .pth file) an unbuffered print's pieces ran into another rank's line
 # ("[0]<stdout>: sumsum 0 6.0 6.0" in a cold CI run).
-RING_ALLREDUCE = ("import horovod.torch as hvd, torch, sys; hvd.init(); t = torch.full((1 << 18,), hvd.rank() + 1.0); "
-                  "hvd.allreduce_(t, op=hvd.Sum, name='ring'); "
-                  "sys.stdout.write(f'sum {hvd.rank()} {t.min().item()} {t.max().item()}\\n')")
+RING_ALLREDUCE = ("import horovod.torch as hvd, torch; hvd.init(); t = torch.full((1 << 18,), hvd.rank() + 1.0); "
+                  "hvd.allreduce_(t, op=hvd.Sum, name='ring'); print('sum', hvd.rank(), t.min().item(), t.max().item())")
 
 
 def test_an_mpi_job_on_open_mpi_5_sums_right_by_the_allreduce_rules(today):
