@@ -117,7 +117,9 @@ def test_the_artifact_carries_the_collection_only(collection):
     for role in ROLES:
         assert f"roles/{role}/meta/argument_specs.yml" in names
     assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".keep"))]
-    assert tarball.stat().st_size < 400_000, f"{tarball.stat().st_size} bytes"
+    # docs/ and the CHANGELOG grow with the project (400.8 kB on 2026-12-08); what this guards against, a venv,
+    # the test fixtures or a cache swept in, is megabytes
+    assert tarball.stat().st_size < 500_000, f"{tarball.stat().st_size} bytes"
 
 
 def test_site_playbook_by_fqcn_syntax_check(collection):
